@@ -1,0 +1,3 @@
+from fastkernels.cli import main
+
+main()

@@ -1,0 +1,39 @@
+"""The command line: `python -m fastkernels [hydra overrides]` (see conf/config.yaml for the groups)."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+import hydra
+from hydra.core.hydra_config import HydraConfig
+from omegaconf import DictConfig
+
+from fastkernels.config import CONF_DIR, ConfigError, RunConfig
+from fastkernels.manifest import ManifestError
+from fastkernels.registry import UnknownTaskError
+
+log = logging.getLogger("fastkernels")
+
+
+@hydra.main(config_path=str(CONF_DIR), config_name="config", version_base="1.3")
+def _hydra_main(cfg: DictConfig) -> None:
+    from fastkernels.pipeline import run
+
+    run_dir = Path(HydraConfig.get().runtime.output_dir)
+    try:
+        config = RunConfig.from_omegaconf(cfg)
+        run(config, run_dir)
+    except (ConfigError, ManifestError, UnknownTaskError) as error:
+        log.error("%s", error)
+        print(f"fastkernels: error: {error}", file=sys.stderr)
+        sys.exit(2)
+
+
+def main() -> None:
+    _hydra_main()
+
+
+if __name__ == "__main__":
+    main()

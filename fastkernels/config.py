@@ -1,0 +1,118 @@
+"""Typed schemas for the composed Hydra config. conf/ holds every default; these only validate.
+
+`RunConfig.from_omegaconf` turns the composed DictConfig into frozen records, rejecting unknown keys, wrong types and
+unset mandatory values (`???`) with a one-line `ConfigError` naming the key.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import MissingMandatoryValue
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+CONF_DIR = PROJECT_ROOT / "conf"
+TASKS_DIR = PROJECT_ROOT / "tasks"
+
+
+class ConfigError(ValueError):
+    """A composed config that cannot run; the message is one line naming the key."""
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Clocks(Strict):
+    graphics_mhz: int
+    memory_mhz: int
+
+
+class HardwareProfile(Strict):
+    """Datasheet figures for one device kind; `auto` is resolved to a concrete profile by the session."""
+
+    name: str
+    kind: Literal["cpu", "cuda", "auto"] = "auto"
+    gpu_name_pattern: str | None = None
+    compute_capability: tuple[int, int] | None = None
+    sm_count: int | None = None
+    memory_gb: float | None = None
+    l2_cache_mb: float | None = None
+    peak_memory_bandwidth_gbs: float | None = None
+    peak_tflops: dict[str, float] = {}
+    clocks: Clocks | None = None
+    cuda_version: str | None = None
+    container_image: str | None = None
+    source: str = ""
+
+
+class TaskSelection(Strict):
+    name: str
+    levels: list[int]
+    include: list[str] = []
+    exclude: list[str] = []
+    categories: list[str] = []
+
+
+class AgentConfig(Strict):
+    name: str
+    kind: str
+    models: list[str] = []
+    loop: str = ""
+    budget: str = ""
+    path: str | None = None
+
+
+class BaselineConfig(Strict):
+    name: Literal["production", "eager", "inductor"]
+    compile_mode: str = "max-autotune-no-cudagraphs"
+
+
+class Tolerance(Strict):
+    atol: float = Field(gt=0)
+    rtol: float = Field(ge=0)
+
+
+class HarnessConfig(Strict):
+    seed: int = 0
+    correctness_rounds: int = Field(ge=3)
+    warmup: int = Field(ge=1)
+    iterations: int = Field(ge=3)
+    timeout_s: float = Field(gt=0)
+    flush_l2: bool = True
+    max_rotating_sets: int = Field(ge=1)
+    case_tier: Literal["auto", "cpu", "gpu"] = "auto"
+    tolerance: dict[str, Tolerance]
+
+
+class ClockPolicy(Strict):
+    policy: Literal["observe", "verify", "lock"]
+
+
+class RunConfig(Strict):
+    hardware: HardwareProfile
+    tasks: TaskSelection
+    agent: AgentConfig
+    baseline: BaselineConfig
+    harness: HarnessConfig
+    clocks: ClockPolicy
+    mode: Literal["independent", "composed"]
+
+    @classmethod
+    def from_omegaconf(cls, cfg: DictConfig) -> "RunConfig":
+        try:
+            plain: Any = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
+        except MissingMandatoryValue as error:
+            key = getattr(error, "full_key", "") or "?"
+            hint = " (pass agent.path=/dir/with/L1/...)" if key == "agent.path" else ""
+            raise ConfigError(f"config key {key} is not set{hint}") from None
+        plain.pop("hydra", None)
+        try:
+            return cls.model_validate(plain)
+        except ValidationError as error:
+            first = error.errors()[0]
+            key = ".".join(str(part) for part in first["loc"])
+            raise ConfigError(f"config key {key}: {first['msg']}") from None

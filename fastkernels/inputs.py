@@ -1,0 +1,83 @@
+"""Drawing forward arguments and parameters from a manifest, reproducibly from one seed.
+
+Every draw goes through a `torch.Generator` seeded per (case, round), so the same seed gives the same inputs on
+the same device, and rounds never reuse values. Nothing is ever all zeros: zeros hide unwritten outputs.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+import torch
+from torch import nn
+
+from fastkernels.expressions import evaluate
+from fastkernels.manifest import Case, InputSpec, Manifest, ParameterInit, case_names
+
+DTYPES: dict[str, torch.dtype] = {
+    "float64": torch.float64,
+    "float32": torch.float32,
+    "bfloat16": torch.bfloat16,
+    "float16": torch.float16,
+    "int64": torch.int64,
+    "int32": torch.int32,
+    "bool": torch.bool,
+}
+
+
+def stream_seed(seed: int, *labels: str | int) -> int:
+    """A stable 63-bit seed for one named stream of draws (e.g. task, case, round)."""
+    text = "/".join(str(label) for label in (seed, *labels))
+    return zlib.crc32(text.encode()) | (zlib.adler32(text.encode()) << 32) & 0x7FFF_FFFF_FFFF_FFFF
+
+
+def generator(device: torch.device | str, seed: int) -> torch.Generator:
+    gen = torch.Generator(device=device)
+    gen.manual_seed(seed)
+    return gen
+
+
+def make_inputs(manifest: Manifest, case: Case, device: torch.device | str, gen: torch.Generator) -> dict[str, torch.Tensor]:
+    """The forward arguments a case passes, in forward order."""
+    case_dtype = DTYPES[case.dtype]
+    names = case_names(case, dsize=torch.empty((), dtype=case_dtype).element_size())
+    return {
+        arg: _draw(manifest.inputs[arg], case_dtype, names, device, gen) for arg in manifest.case_inputs(case)
+    }
+
+
+def _draw(spec: InputSpec, case_dtype: torch.dtype, names: dict, device, gen: torch.Generator) -> torch.Tensor:
+    shape = [int(evaluate(entry, names)) for entry in spec.shape]
+    dtype = case_dtype if spec.dtype == "case" else DTYPES[spec.dtype]
+    if spec.dist == "randint":
+        low, high = int(evaluate(spec.low, names)), int(evaluate(spec.high, names))
+        return torch.randint(low, high, shape, generator=gen, device=device, dtype=dtype)
+    if spec.dist == "arange":
+        return torch.arange(shape[-1], device=device, dtype=dtype).expand(shape).contiguous()
+    if spec.dist == "uniform":
+        low, high = float(evaluate(spec.low, names)), float(evaluate(spec.high, names))
+        values = torch.rand(shape, generator=gen, device=device, dtype=torch.float32) * (high - low) + low
+    else:
+        values = torch.randn(shape, generator=gen, device=device, dtype=torch.float32) * spec.std + spec.mean
+    return values.to(dtype)
+
+
+def redraw_parameters(module: nn.Module, manifest: Manifest, gen: torch.Generator) -> None:
+    """Replace the parameters the manifest names with seeded draws, so trivial inits cannot hide bugs."""
+    parameters = dict(module.named_parameters())
+    for name, init in manifest.parameters.items():
+        matched = [p for key, p in parameters.items() if key == name or key.endswith("." + name)]
+        if not matched:
+            raise KeyError(f"task {manifest.name!r}: parameters.{name} names no parameter of the module")
+        for parameter in matched:
+            with torch.no_grad():
+                parameter.copy_(_parameter_values(parameter, init, gen))
+
+
+def _parameter_values(parameter: torch.Tensor, init: ParameterInit, gen: torch.Generator) -> torch.Tensor:
+    shape, device = parameter.shape, parameter.device
+    if init.dist == "uniform":
+        values = torch.rand(shape, generator=gen, device=device) * (init.high - init.low) + init.low
+    else:
+        values = torch.randn(shape, generator=gen, device=device) * init.std + init.mean
+    return values.to(parameter.dtype)

@@ -1,0 +1,82 @@
+"""The run, stage by stage (DESIGN.md): session, registry, candidates, workers, records, MacroEval, artifacts."""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+from fastkernels.artifacts import write_json, write_jsonl
+from fastkernels.clocks import read_clocks
+from fastkernels.config import CONF_DIR, PROJECT_ROOT, TASKS_DIR, ConfigError, RunConfig
+from fastkernels.environment import fingerprint
+from fastkernels.hardware import detect_device, load_profiles, resolve_profile
+from fastkernels.macroeval import KernelLevelReport, format_table, kernel_level
+from fastkernels.progress import Progress
+from fastkernels.records import ResultRow
+from fastkernels.registry import Registry
+from fastkernels.runner import run_task
+from fastkernels.worker import WorkerJob
+
+log = logging.getLogger("fastkernels")
+
+
+def candidate_dir(config: RunConfig) -> Path | None:
+    """The agent's candidate set: None for noop; relative paths are tried from the cwd, then the project root."""
+    if config.agent.name == "noop" or config.agent.path is None:
+        if config.agent.name != "noop":
+            raise ConfigError(f"agent.path is not set for agent={config.agent.name}")
+        return None
+    path = Path(config.agent.path).expanduser()
+    for base in ([Path.cwd(), PROJECT_ROOT] if not path.is_absolute() else [Path("/")]):
+        if (base / path).is_dir():
+            return (base / path).resolve()
+    raise ConfigError(f"agent.path={config.agent.path}: no such directory (agent={config.agent.name})")
+
+
+def run(config: RunConfig, run_dir: Path, tasks_root: Path = TASKS_DIR) -> tuple[list[ResultRow], KernelLevelReport]:
+    started = time.time()
+    device = detect_device()
+    profile = resolve_profile(config.hardware, device, load_profiles(CONF_DIR))
+    device_kind = "cuda" if profile.kind == "cuda" else "cpu"
+    if config.clocks.policy != "observe":
+        raise ConfigError(f"clocks={config.clocks.policy} is not supported yet; use clocks=observe")
+    environment = fingerprint(device, profile, PROJECT_ROOT)
+    write_json(run_dir / "env.json", environment)
+    candidates = candidate_dir(config)
+    registry = Registry(tasks_root)
+    manifests = registry.select(config.tasks)
+    tier = config.harness.case_tier if config.harness.case_tier != "auto" else ("gpu" if device_kind == "cuda" else "cpu")
+    work = [(m, [c.name for c in m.cases if c.tier == tier]) for m in manifests]
+    work = [(m, cases) for m, cases in work if cases]
+    log.info(
+        "hardware=%s (%s) agent=%s baseline=%s mode=%s: %d tasks, %d cases (tier %s)",
+        profile.name, device.name, config.agent.name, config.baseline.name, config.mode,
+        len(work), sum(len(c) for _, c in work), tier,
+    )
+    workers = run_dir / "workers"
+    workers.mkdir(parents=True, exist_ok=True)
+    progress = Progress(sum(len(cases) for _, cases in work))
+    rows: list[ResultRow] = []
+    try:
+        for manifest, cases in work:
+            job = WorkerJob(
+                task=manifest.name, cases=cases, device=device_kind, profile=profile, harness=config.harness,
+                baseline=config.baseline, agent=config.agent.name,
+                candidate_dir=str(candidates) if candidates is not None else None, mode=config.mode,
+                rows_path=str(workers / f"{manifest.name}.rows.jsonl"), tasks_root=str(registry.root),
+            )
+            rows.extend(run_task(job, manifest, workers, progress.row))
+            write_jsonl(run_dir / "results.jsonl", rows)
+    finally:
+        progress.close()
+        write_jsonl(run_dir / "results.jsonl", rows)
+        after = read_clocks(device.device_index) if device_kind == "cuda" else None
+        environment["clocks_after"] = after.model_dump(mode="json") if after is not None else None
+        environment["clocks_before"] = environment.pop("clocks", None)
+        environment["wall_s"] = round(time.time() - started, 3)
+        write_json(run_dir / "env.json", environment)
+    report = kernel_level(rows)
+    write_json(run_dir / "macroeval.json", {"kernel_level": report.model_dump(mode="json"), "end_to_end": None})
+    log.info("results in %s\n%s", run_dir, format_table(report))
+    return rows, report

@@ -1,0 +1,96 @@
+"""The result row: one per (task, case), the contract between workers, MacroEval and readers of results.jsonl.
+
+The status decides which fields exist: a PASSED row has times, a speedup and error metrics; a failed row has a reason
+and no speedup; NOT_ATTEMPTED stands in at 1.0x with the baseline's time. The validator enforces this so no reader
+can find a speedup on a row that earned none.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, model_validator
+
+
+class Status(str, Enum):
+    PASSED = "PASSED"
+    INCORRECT = "INCORRECT"
+    REWARD_HACK = "REWARD_HACK"
+    RUNTIME_ERROR = "RUNTIME_ERROR"
+    COMPILE_ERROR = "COMPILE_ERROR"
+    TIMEOUT = "TIMEOUT"
+    NOT_ATTEMPTED = "NOT_ATTEMPTED"
+    BASELINE_ERROR = "BASELINE_ERROR"
+
+
+FAILED = {Status.INCORRECT, Status.REWARD_HACK, Status.RUNTIME_ERROR, Status.COMPILE_ERROR, Status.TIMEOUT}
+
+
+class ErrorMetrics(BaseModel):
+    """Error of an output against the float64 oracle. `worst_ratio` = max |out-ref| / (atol + rtol*|ref|); <= 1 passes."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_abs: float
+    max_rel: float
+    worst_ratio: float
+    atol: float
+    rtol: float
+
+
+class ResultRow(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    task: str
+    level: int
+    categories: list[str]
+    case: str
+    status: Status
+    reason: str = ""
+    mode: Literal["independent", "composed"] = "independent"
+    agent: str = ""
+    baseline: str = ""
+    baseline_impl: str = ""
+    baseline_alternatives: dict[str, float | str] = {}
+    device: str = ""
+    hardware: str = ""
+    timing: Literal["cuda_events", "host_clock", ""] = ""
+    seed: int = 0
+    baseline_ms: float | None = None
+    candidate_ms: float | None = None
+    baseline_spread: float | None = None
+    candidate_spread: float | None = None
+    samples: int | None = None
+    speedup: float | None = None
+    speedup_ci95: tuple[float, float] | None = None
+    candidate_error: ErrorMetrics | None = None
+    baseline_error: ErrorMetrics | None = None
+    bytes: float | None = None
+    flops: float | None = None
+    candidate_gbps: float | None = None
+    candidate_tflops: float | None = None
+    candidate_fraction_of_peak: float | None = None
+    baseline_fraction_of_peak: float | None = None
+    implausible: bool = False
+
+    @model_validator(mode="after")
+    def _fields_follow_status(self) -> "ResultRow":
+        if self.status is Status.PASSED:
+            missing = [f for f in ("baseline_ms", "candidate_ms", "speedup", "candidate_error") if getattr(self, f) is None]
+            if missing:
+                raise ValueError(f"a PASSED row needs {', '.join(missing)}")
+        elif self.status is Status.NOT_ATTEMPTED:
+            if self.speedup not in (None, 1.0) or self.candidate_ms is not None:
+                raise ValueError("a NOT_ATTEMPTED row stands in at speedup 1.0 with no candidate time")
+            object.__setattr__(self, "speedup", 1.0)
+        else:
+            if self.speedup is not None or self.candidate_ms is not None:
+                raise ValueError(f"a {self.status.value} row earns no speedup and has no candidate time")
+            if not self.reason:
+                raise ValueError(f"a {self.status.value} row needs a reason")
+        return self
+
+    @property
+    def correct(self) -> bool:
+        return self.status is Status.PASSED

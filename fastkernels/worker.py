@@ -1,0 +1,106 @@
+"""The worker process: scores one task, all its cases, and appends one JSON row per case to its rows file.
+
+Run as `python -m fastkernels.worker <job.json>` by the runner, one process per task, so whatever a candidate
+does (raise, hang, segfault, corrupt the CUDA context) ends this process at worst, never the run. Rows are appended
+and fsynced as each case finishes, so a crash loses only the case in flight.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from fastkernels.config import BaselineConfig, HardwareProfile, HarnessConfig
+from fastkernels.records import ResultRow, Status
+
+
+class WorkerJob(BaseModel):
+    """Everything a worker needs; written by the runner as JSON next to the rows file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    task: str
+    cases: list[str]
+    device: str
+    profile: HardwareProfile
+    harness: HarnessConfig
+    baseline: BaselineConfig
+    agent: str
+    candidate_dir: str | None
+    mode: str
+    rows_path: str
+    tasks_root: str
+
+
+def row_base(job: WorkerJob, level: int, categories: list[str], case: str, device_name: str) -> dict[str, Any]:
+    """Fields every row of this job shares."""
+    return dict(
+        task=job.task, level=level, categories=categories, case=case, mode=job.mode, agent=job.agent,
+        baseline=job.baseline.name, device=device_name, hardware=job.profile.name, seed=job.harness.seed,
+    )
+
+
+def append_row(path: Path, row: ResultRow) -> None:
+    with path.open("a") as handle:
+        handle.write(row.model_dump_json() + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def run_job(job: WorkerJob) -> None:
+    import torch
+
+    from fastkernels.evaluate import CaseContext, evaluate_case
+    from fastkernels.plan import one_line, plan_task
+    from fastkernels.registry import Registry
+    from fastkernels.timing import CudaEventClock, HostClock
+
+    rows_path = Path(job.rows_path)
+    registry = Registry(Path(job.tasks_root))
+    manifest = registry.get(job.task)
+    device_name = torch.cuda.get_device_name() if job.device == "cuda" else "cpu"
+    candidate_dir = Path(job.candidate_dir) if job.candidate_dir is not None else None
+    try:
+        plan = plan_task(registry, job.task, job.device, job.baseline, candidate_dir, job.mode)
+    except Exception as error:  # noqa: BLE001 - a task that cannot be planned is a benchmark defect
+        for case in job.cases:
+            base = row_base(job, manifest.level, manifest.categories, case, device_name)
+            append_row(rows_path, ResultRow(**base, status=Status.BASELINE_ERROR, reason=one_line(error)))
+        return
+    clock = CudaEventClock() if job.device == "cuda" else HostClock()
+    flush = _cache_flush(job) if job.harness.flush_l2 else None
+    for case in job.cases:
+        base = row_base(job, manifest.level, manifest.categories, case, device_name)
+        context = CaseContext(plan, case, job.device, job.harness, job.profile, clock, flush, base)
+        append_row(rows_path, evaluate_case(context))
+
+
+def _cache_flush(job: WorkerJob):
+    """A function that overwrites twice the last-level cache, so no timed call starts with warm data."""
+    import torch
+
+    cache_mb = job.profile.l2_cache_mb
+    if job.device == "cuda":
+        cache_mb = max(cache_mb or 0, torch.cuda.get_device_properties(0).L2_cache_size / 2**20)
+    buffer = torch.empty(int(2 * (cache_mb or 32) * 2**20) // 4, dtype=torch.int32, device=job.device)
+
+    def flush() -> None:
+        buffer.zero_()
+
+    return flush
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    job = WorkerJob.model_validate(json.loads(Path(args[0]).read_text()))
+    run_job(job)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
