@@ -1,9 +1,10 @@
-"""RMSNorm through Liger-Kernel's Triton kernel (casting_mode='llama', as Liger patches Llama models)."""
+"""RMSNorm through Liger-Kernel's Triton kernels: LigerRMSNorm, and LigerFusedAddRMSNorm for the residual path
+(casting_mode='llama', as Liger patches Llama models)."""
 
 from __future__ import annotations
 
 import torch
-from liger_kernel.transformers.rms_norm import LigerRMSNorm
+from liger_kernel.ops import LigerFusedAddRMSNormFunction, LigerRMSNormFunction
 from torch import nn
 
 
@@ -11,10 +12,11 @@ class RMSNorm(nn.Module):
     def __init__(self, hidden_size: int, eps: float = 1e-6) -> None:
         super().__init__()
         self.hidden_size = hidden_size
-        self.norm = LigerRMSNorm(hidden_size, eps=eps, casting_mode="llama", in_place=False)
-        self.weight = self.norm.weight
+        self.variance_epsilon = eps
+        self.weight = nn.Parameter(torch.ones(hidden_size))
 
     def forward(self, x: torch.Tensor, residual: torch.Tensor | None = None):
-        h = x if residual is None else x + residual
-        out = self.norm(h)
-        return out if residual is None else (out, h)
+        if residual is None:
+            return LigerRMSNormFunction.apply(x, self.weight, self.variance_epsilon, 0.0, "llama", False, None)
+        out, h = LigerFusedAddRMSNormFunction.apply(x, residual, self.weight, self.variance_epsilon, 0.0, "llama", False)
+        return out, h

@@ -1,0 +1,14 @@
+"""Never returns: must be TIMEOUT."""
+import time
+
+import torch
+
+
+class RMSNorm(torch.nn.Module):
+    def __init__(self, hidden_size, eps=1e-6):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.ones(hidden_size))
+
+    def forward(self, x, residual=None):
+        while True:
+            time.sleep(1)

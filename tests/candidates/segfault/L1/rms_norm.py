@@ -1,0 +1,13 @@
+"""Kills its own process with a segmentation fault: must be RUNTIME_ERROR naming SIGSEGV."""
+import ctypes
+
+import torch
+
+
+class RMSNorm(torch.nn.Module):
+    def __init__(self, hidden_size, eps=1e-6):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.ones(hidden_size))
+
+    def forward(self, x, residual=None):
+        ctypes.string_at(0)
