@@ -4,8 +4,8 @@
 1. warm up: every implementation runs `warmup` times, cycling through the input sets; nothing is recorded;
 2. for iteration i in 0..iterations-1, implementations run in order on even i and in reverse order on odd i
    (A B, B A, ...) so drift and order effects hit both; each call uses input set i mod len(sets);
-3. each timed call is preceded by `flush()` (an L2 flush on the GPU), which the clock does not see, and timed
-   alone by the clock (CUDA events after a device sync, or the host clock), inside an NVTX range `<label>/<impl>`.
+3. each call is timed alone by the clock, inside an NVTX range `<label>/<impl>`: the clock first waits until the
+   device is idle, runs `flush()` (an L2 flush on the GPU) outside the timed interval, then times the call.
 Returns per implementation the list of times in milliseconds, in call order.
 """
 
@@ -20,11 +20,11 @@ import nvtx
 
 
 class Clock(Protocol):
-    """Times one call. `name` says what the samples are (cuda_events or host_clock)."""
+    """Times one call after running `prepare` untimed. `name` says what the samples are."""
 
     name: str
 
-    def time_call(self, call: Callable[[], Any]) -> float: ...
+    def time_call(self, call: Callable[[], Any], prepare: Callable[[], None] | None = None) -> float: ...
 
 
 class HostClock:
@@ -32,26 +32,38 @@ class HostClock:
 
     name = "host_clock"
 
-    def time_call(self, call: Callable[[], Any]) -> float:
+    def time_call(self, call: Callable[[], Any], prepare: Callable[[], None] | None = None) -> float:
+        if prepare is not None:
+            prepare()
         start = time.perf_counter_ns()
         call()
         return (time.perf_counter_ns() - start) / 1e6
 
 
 class CudaEventClock:
-    """CUDA events on the current stream, after a device sync so no earlier work leaks into the interval."""
+    """CUDA events on the current stream around one call, measuring device time.
+
+    After a device sync (no earlier work leaks in), `prepare` (the L2 flush) and a ~`pad_us` spin kernel are queued
+    ahead of the start event, so the device is still busy while the host launches the call: the interval holds the
+    call's device work, not the host's launch latency (which CUDA graphs remove in production).
+    """
 
     name = "cuda_events"
 
-    def __init__(self) -> None:
+    def __init__(self, pad_us: float = 100.0) -> None:
         import torch
 
         self._torch = torch
         self._start = torch.cuda.Event(enable_timing=True)
         self._end = torch.cuda.Event(enable_timing=True)
+        self._pad_cycles = int(pad_us * 2000)  # cycles at ~2 GHz; at a lower clock the pad only grows longer
 
-    def time_call(self, call: Callable[[], Any]) -> float:
+    def time_call(self, call: Callable[[], Any], prepare: Callable[[], None] | None = None) -> float:
         self._torch.cuda.synchronize()
+        if prepare is not None:
+            prepare()
+        if self._pad_cycles:
+            self._torch.cuda._sleep(self._pad_cycles)
         self._start.record()
         call()
         self._end.record()
@@ -78,10 +90,8 @@ def time_interleaved(
         order = names if index % 2 == 0 else names[::-1]
         inputs = sets[index % len(sets)]
         for name in order:
-            if flush is not None:
-                flush()
             with nvtx.annotate(f"{label}/{name}" if label else name):
-                samples[name].append(clock.time_call(lambda: calls[name](inputs)))
+                samples[name].append(clock.time_call(lambda: calls[name](inputs), flush))
     return samples
 
 

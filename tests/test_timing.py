@@ -14,7 +14,9 @@ class FakeClock:
         self.log = log
         self.open = False
 
-    def time_call(self, call) -> float:
+    def time_call(self, call, prepare=None) -> float:
+        if prepare is not None:
+            prepare()
         self.open = True
         self.log.append("start")
         duration = call()
