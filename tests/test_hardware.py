@@ -91,7 +91,7 @@ def test_a_gpu_profile_on_another_gpu_is_a_one_line_error_naming_both(profiles):
     with pytest.raises(HardwareMismatch) as error:
         resolve_profile(profiles["h100"], H200, profiles)
     assert str(error.value) == (
-        "hardware=h100 expects a GPU matching 'H100' but device 0 is 'NVIDIA H200'; "
+        "hardware=h100 expects a GPU matching 'H100 80GB HBM3|H100 SXM' but device 0 is 'NVIDIA H200'; "
         "choose hardware=auto or hardware=h200"
     )
 
@@ -113,12 +113,18 @@ def test_a_concrete_profile_keeps_its_overrides(profiles):
 
 
 def test_a_matching_name_with_other_figures_warns_but_resolves(profiles):
-    pcie = DeviceInfo(kind="cuda", name="NVIDIA H100 PCIe", compute_capability=(9, 0), sm_count=114, l2_cache_mb=50.0)
-    assert resolve_profile(profiles["h100"], pcie, profiles).name == "h100"
-    warnings = profile_warnings(profiles["h100"], pcie)
+    odd = DeviceInfo(kind="cuda", name="NVIDIA H100 80GB HBM3", compute_capability=(9, 0), sm_count=114, l2_cache_mb=50.0)
+    assert resolve_profile(profiles["h100"], odd, profiles).name == "h100"
+    warnings = profile_warnings(profiles["h100"], odd)
     assert len(warnings) == 1 and "SM count 132 in the profile but 114 on the device" in warnings[0]
     assert profile_warnings(profiles["h200"], H200) == []
     assert profile_warnings(profiles["h200"], H200.model_copy(update={"compute_capability": (10, 0)}))
+
+
+def test_an_h100_pcie_is_not_scored_with_the_sxm_profile(profiles):
+    pcie = DeviceInfo(kind="cuda", name="NVIDIA H100 PCIe", compute_capability=(9, 0), sm_count=114, l2_cache_mb=50.0)
+    with pytest.raises(HardwareMismatch, match="H100 PCIe"):
+        resolve_profile(profiles["h100"], pcie, profiles)
 
 
 def test_fingerprint_is_json_and_records_the_code_version(profiles):
