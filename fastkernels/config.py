@@ -83,6 +83,8 @@ class HarnessConfig(Strict):
     iterations: int = Field(ge=3)
     timeout_s: float = Field(gt=0)
     flush_l2: bool = True
+    timing: Literal["auto", "cuda_events", "host_clock"] = "auto"
+    launch_pad_us: float = Field(default=500.0, ge=0)
     max_rotating_sets: int = Field(ge=1)
     case_tier: Literal["auto", "cpu", "gpu"] = "auto"
     tolerance: dict[str, Tolerance]

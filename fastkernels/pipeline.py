@@ -39,6 +39,8 @@ def run(config: RunConfig, run_dir: Path, tasks_root: Path = TASKS_DIR) -> tuple
     device = detect_device()
     profile = resolve_profile(config.hardware, device, load_profiles(CONF_DIR))
     device_kind = "cuda" if profile.kind == "cuda" else "cpu"
+    if config.harness.timing == "cuda_events" and device_kind != "cuda":
+        raise ConfigError("harness.timing=cuda_events needs a GPU profile; this run is on the CPU (use host_clock)")
     if config.clocks.policy != "observe":
         raise ConfigError(f"clocks={config.clocks.policy} is not supported yet; use clocks=observe")
     environment = fingerprint(device, profile, PROJECT_ROOT)

@@ -28,15 +28,20 @@ class Clock(Protocol):
 
 
 class HostClock:
-    """perf_counter around a synchronous call: the CPU path."""
+    """perf_counter around a call; with `synchronize` (a GPU), wall time from an idle device to an idle device."""
 
     name = "host_clock"
+
+    def __init__(self, synchronize: Callable[[], None] | None = None) -> None:
+        self._synchronize = synchronize or (lambda: None)
 
     def time_call(self, call: Callable[[], Any], prepare: Callable[[], None] | None = None) -> float:
         if prepare is not None:
             prepare()
+        self._synchronize()
         start = time.perf_counter_ns()
         call()
+        self._synchronize()
         return (time.perf_counter_ns() - start) / 1e6
 
 
@@ -50,7 +55,7 @@ class CudaEventClock:
 
     name = "cuda_events"
 
-    def __init__(self, pad_us: float = 100.0) -> None:
+    def __init__(self, pad_us: float = 500.0) -> None:
         import torch
 
         self._torch = torch

@@ -58,7 +58,6 @@ def run_job(job: WorkerJob) -> None:
     from fastkernels.evaluate import CaseContext, evaluate_case
     from fastkernels.plan import one_line, plan_task
     from fastkernels.registry import Registry
-    from fastkernels.timing import CudaEventClock, HostClock
 
     rows_path = Path(job.rows_path)
     registry = Registry(Path(job.tasks_root))
@@ -72,12 +71,27 @@ def run_job(job: WorkerJob) -> None:
             base = row_base(job, manifest.level, manifest.categories, case, device_name)
             append_row(rows_path, ResultRow(**base, status=Status.BASELINE_ERROR, reason=one_line(error)))
         return
-    clock = CudaEventClock() if job.device == "cuda" else HostClock()
+    clock = make_clock(job)
     flush = _cache_flush(job) if job.harness.flush_l2 else None
     for case in job.cases:
         base = row_base(job, manifest.level, manifest.categories, case, device_name)
         context = CaseContext(plan, case, job.device, job.harness, job.profile, clock, flush, base)
         append_row(rows_path, evaluate_case(context))
+
+
+def make_clock(job: WorkerJob):
+    """The clock `harness.timing` asks for: CUDA events on a GPU and the host clock on the CPU by default."""
+    import torch
+
+
+    method = job.harness.timing
+    if method == "auto":
+        method = "cuda_events" if job.device == "cuda" else "host_clock"
+    if method == "cuda_events":
+        if job.device != "cuda":
+            raise ValueError("harness.timing=cuda_events needs a GPU; use host_clock on the CPU")
+        return CudaEventClock(pad_us=job.harness.launch_pad_us)
+    return HostClock(torch.cuda.synchronize if job.device == "cuda" else None)
 
 
 def _cache_flush(job: WorkerJob):

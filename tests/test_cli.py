@@ -75,3 +75,13 @@ def test_bad_input_is_a_one_line_error_naming_the_key(tmp_path):
     assert result.returncode == 2 and "did you mean rms_norm" in result.stderr
     result = fastkernels(tmp_path, "hardware=h200")
     assert result.returncode == 2 and "h200" in result.stderr
+
+
+def test_multirun_writes_one_complete_run_directory_per_job(tmp_path):
+    command = [sys.executable, "-m", "fastkernels", "-m", "hardware=cpu", "agent=noop,reference",
+               "tasks.include=[silu_and_mul]", "harness.iterations=5", "harness.warmup=1", f"hydra.sweep.dir={tmp_path}"]
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-2000:]
+    runs = sorted(path.parent for path in tmp_path.glob("*/results.jsonl"))
+    assert [run.name for run in runs] == ["0_cpu_noop", "1_cpu_reference"]
+    assert all((run / "macroeval.json").exists() and rows(run) for run in runs)
