@@ -54,10 +54,16 @@ def _git(root: Path, *args: str) -> str | None:
 
 
 def git_state(root: Path) -> dict[str, Any]:
-    """HEAD commit and whether the tree differs from it (untracked files count: they may be imported)."""
+    """HEAD commit and whether the tree differs from it (untracked files count: they may be imported).
+
+    A copy of the tree without .git (a container build, a lent GPU machine) reports the commit that
+    FASTKERNELS_GIT_COMMIT names, as `git_source: env`, so its numbers still point at the code that made them.
+    """
     commit = _git(root, "rev-parse", "HEAD")
     status = _git(root, "status", "--porcelain")
-    return {"git_commit": commit, "git_dirty": bool(status) if status is not None else None}
+    if commit is None and os.environ.get("FASTKERNELS_GIT_COMMIT"):
+        return {"git_commit": os.environ["FASTKERNELS_GIT_COMMIT"], "git_dirty": None, "git_source": "env"}
+    return {"git_commit": commit, "git_dirty": bool(status) if status is not None else None, "git_source": "git"}
 
 
 def _torch_state() -> dict[str, Any]:

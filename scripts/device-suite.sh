@@ -2,6 +2,7 @@
 # On the lent H200 (device tool, carry .whl): agent=noop and agent=reference over every task, then the tables.
 # Usage (device tool command): bash scripts/device-suite.sh [extra hydra overrides]
 set -uo pipefail
+# FASTKERNELS_GIT_COMMIT may name the commit: the copied tree has no .git
 source scripts/device-env.sh || exit 1
 out=${OUT:-/tmp/fk-out}
 mkdir -p "$out"

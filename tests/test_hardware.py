@@ -146,3 +146,12 @@ def test_fingerprint_reads_commit_and_dirty_flag(tmp_path, profiles):
     assert len(clean["git_commit"]) == 40 and clean["git_dirty"] is False
     (tmp_path / "a.txt").write_text("b")
     assert fingerprint(CPU, profiles["cpu"], tmp_path)["git_dirty"] is True
+
+
+def test_a_tree_without_git_reports_the_commit_it_was_told(tmp_path, monkeypatch):
+    from fastkernels.environment import git_state
+
+    monkeypatch.setenv("FASTKERNELS_GIT_COMMIT", "abc123")
+    assert git_state(tmp_path) == {"git_commit": "abc123", "git_dirty": None, "git_source": "env"}
+    monkeypatch.delenv("FASTKERNELS_GIT_COMMIT")
+    assert git_state(tmp_path)["git_commit"] is None
