@@ -83,6 +83,7 @@ def make_clock(job: WorkerJob):
     """The clock `harness.timing` asks for: CUDA events on a GPU and the host clock on the CPU by default."""
     import torch
 
+    from fastkernels.timing import CudaEventClock, HostClock
 
     method = job.harness.timing
     if method == "auto":
