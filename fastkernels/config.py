@@ -79,6 +79,10 @@ class Tolerance(Strict):
 class HarnessConfig(Strict):
     seed: int = 0
     correctness_rounds: int = Field(ge=3)
+    repeat_runs: int = Field(default=3, ge=1)
+    rechecks: int = Field(default=3, ge=0)
+    calibration_factor: float = Field(default=3.0, gt=1)
+    calibration_floor: float = Field(default=0.1, ge=0)
     warmup: int = Field(ge=1)
     iterations: int = Field(ge=3)
     timeout_s: float = Field(gt=0)

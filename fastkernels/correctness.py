@@ -54,8 +54,11 @@ def judge(output: Any, expected: Any, oracle: Any, atol: float, rtol: float) -> 
         reason, metrics = _compare_values(leaf, ref, atol, rtol, where)
         if reason:
             return Verdict(reason, metrics)
-        if worst is None or (metrics is not None and metrics.worst_ratio > worst.worst_ratio):
-            worst = metrics
+        if metrics is not None:
+            worst = metrics if worst is None else ErrorMetrics(
+                max_abs=max(worst.max_abs, metrics.max_abs), max_rel=max(worst.max_rel, metrics.max_rel),
+                rms_abs=max(worst.rms_abs, metrics.rms_abs), worst_ratio=max(worst.worst_ratio, metrics.worst_ratio),
+                atol=atol, rtol=rtol)
     return Verdict("", worst)
 
 
@@ -77,6 +80,7 @@ def _compare_values(leaf: torch.Tensor, ref: torch.Tensor, atol: float, rtol: fl
     metrics = ErrorMetrics(
         max_abs=float(diff.max()) if diff.numel() else 0.0,
         max_rel=float((diff / ref.abs().clamp_min(1e-30)).max()) if diff.numel() else 0.0,
+        rms_abs=float(diff.pow(2).mean().sqrt()) if diff.numel() else 0.0,
         worst_ratio=float(ratio.max()) if ratio.numel() else 0.0,
         atol=atol,
         rtol=rtol,

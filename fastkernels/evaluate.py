@@ -5,9 +5,10 @@ Order of work, per case:
    the eager module in the case dtype fixes what an output must look like (structure, shapes, dtypes);
 2. every baseline implementation is checked exactly like a candidate; incorrect ones are dropped, and a case whose
    baselines all fail is a BASELINE_ERROR (the benchmark's defect, never scored against the agent);
-3. the candidate is checked on every round (structure, dtypes, shapes, all elements, inputs unchanged);
+3. the candidate is checked on every round and repeat (checks.py), then for precision against the baselines;
 4. with several correct baselines a short interleaved timing picks the fastest; then the chosen baseline and the
-   candidate are timed interleaved on rotated input sets with the cache flushed before every call.
+   candidate are timed interleaved, every call on freshly refilled inputs with the cache flushed, and a few timed
+   candidate outputs are rechecked against the oracle afterwards.
 """
 
 from __future__ import annotations
@@ -19,16 +20,16 @@ from typing import Any, Callable
 import torch
 
 from fastkernels.build import build, oracle_inputs, reference_state
-from fastkernels.config import HardwareProfile, HarnessConfig, Tolerance
-from fastkernels.correctness import judge, unchanged
+from fastkernels.checks import CaseFailure, TimedRecheck, check_precision, clone, run_rounds
+from fastkernels.config import HardwareProfile, HarnessConfig
 from fastkernels.inputs import generator, make_inputs, stream_seed
+from fastkernels.integrity import Integrity
 from fastkernels.plan import Impl, TaskPlan, Unusable, one_line
-from fastkernels.records import ErrorMetrics, ResultRow, Status
+from fastkernels.records import ResultRow, Status
 from fastkernels.roofline import roofline_fields
 from fastkernels.timing import Clock, speedup_ci95, summarize, time_interleaved
 
 Inputs = dict[str, torch.Tensor]
-Round = tuple[Inputs, Any]
 
 
 @dataclass
@@ -41,14 +42,7 @@ class CaseContext:
     clock: Clock
     flush: Callable[[], None] | None
     row_base: dict[str, Any]
-
-
-class CaseFailure(Exception):
-    """Ends a case early with a status and reason (and error metrics when values were compared)."""
-
-    def __init__(self, status: Status, reason: str, metrics: ErrorMetrics | None = None) -> None:
-        super().__init__(reason)
-        self.status, self.reason, self.metrics = status, reason, metrics
+    integrity: Integrity | None = None
 
 
 def evaluate_case(ctx: CaseContext) -> ResultRow:
@@ -68,84 +62,85 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
     plan, harness = ctx.plan, ctx.harness
     manifest, case = plan.manifest, plan.manifest.case(ctx.case_name)
     tolerance = manifest.tolerance.get(case.dtype) or harness.tolerance[case.dtype]
+    label = f"{manifest.name}/{case.name}"
     state = reference_state(manifest, case, plan.eager.cls, plan.eager.components, ctx.device, harness.seed)
     with torch.no_grad():
-        rounds = _oracle_rounds(ctx, state)
-        template = _instantiate(plan.eager, ctx, state, Status.BASELINE_ERROR, "eager")(**_clone(rounds[0][0]))
+        oracle = build(plan.eager.cls, case, plan.eager.components, state, ctx.device, "oracle", torch.float64)
+        rounds = []
+        for r in range(harness.correctness_rounds):
+            gen = generator(ctx.device, stream_seed(harness.seed, manifest.name, case.name, "round", r))
+            inputs = make_inputs(manifest, case, ctx.device, gen)
+            rounds.append((inputs, oracle(**oracle_inputs(clone(inputs)))))
+        template = _instantiate(plan.eager, ctx, state, Status.BASELINE_ERROR, "eager")(**clone(rounds[0][0]))
         baselines, baseline_errors, alternatives = {}, {}, {}
         alternatives.update({name: f"unavailable: {why}" for name, why in plan.unavailable.items()})
         for impl in plan.baselines:
             try:
                 module = _instantiate(impl, ctx, state, Status.BASELINE_ERROR, impl.name)
-                baseline_errors[impl.name] = _check(module, rounds, template, manifest.mutates, tolerance, impl.name)
+                baseline_errors[impl.name] = run_rounds(
+                    module, rounds, template, manifest.mutates, tolerance, impl.name, harness.repeat_runs)
                 baselines[impl.name] = module
             except CaseFailure as failure:
                 alternatives[impl.name] = f"rejected: {failure.reason}"
         if not baselines:
             reasons = "; ".join(f"{k}: {v}" for k, v in alternatives.items())
             raise CaseFailure(Status.BASELINE_ERROR, f"no baseline implementation is correct ({reasons})")
-        candidate, metrics = None, None
-        if isinstance(plan.candidate, Impl):
-            candidate = _instantiate(plan.candidate, ctx, state, Status.RUNTIME_ERROR, "candidate")
-            metrics = _check(candidate, rounds, template, manifest.mutates, tolerance, "candidate")
-        elif isinstance(plan.candidate, Unusable) and plan.candidate.status is not Status.NOT_ATTEMPTED:
+        if isinstance(plan.candidate, Unusable) and plan.candidate.status is not Status.NOT_ATTEMPTED:
             raise CaseFailure(plan.candidate.status, plan.candidate.reason)
         sets = _timing_sets(ctx, rounds)
         chosen, times = _choose_baseline(ctx, baselines, sets)
         alternatives.update(times)
-        if plan.candidate is None:
-            noop = next(impl for impl in plan.baselines if impl.name == chosen)
-            candidate = _instantiate(noop, ctx, state, Status.RUNTIME_ERROR, "noop candidate")
-            metrics = _check(candidate, rounds, template, manifest.mutates, tolerance, "candidate")
+        candidate_impl = plan.candidate if isinstance(plan.candidate, Impl) else None
+        if plan.candidate is None:  # noop: the chosen baseline again, as a separate instance
+            candidate_impl = next(impl for impl in plan.baselines if impl.name == chosen)
+        candidate, metrics = None, None
+        if candidate_impl is not None:
+            candidate = _instantiate(candidate_impl, ctx, state, Status.RUNTIME_ERROR, "candidate")
+            _verify_integrity(ctx, "while the candidate was built")
+            metrics = run_rounds(
+                candidate, rounds, template, manifest.mutates, tolerance, "candidate", harness.repeat_runs)
+            _verify_integrity(ctx, "while the candidate ran")
+            factor = manifest.calibration_factor or harness.calibration_factor
+            check_precision(metrics, list(baseline_errors.values()), tolerance, factor, harness.calibration_floor)
         del rounds
         calls = {"baseline": _caller(baselines[chosen])}
         if candidate is not None:
             calls["candidate"] = _caller(candidate)
+        recheck = TimedRecheck(manifest, case, ctx.device, harness.seed, harness.iterations, harness.rechecks, ctx.flush)
         try:
-            samples = time_interleaved(
-                calls, sets, ctx.clock, ctx.flush, harness.warmup, harness.iterations, f"{manifest.name}/{case.name}"
-            )
+            samples = time_interleaved(calls, sets, ctx.clock, harness.warmup, harness.iterations, label,
+                                       prepare=recheck.prepare, observe=recheck.observe)
         except Exception as error:  # noqa: BLE001 - failing only while timed is still the candidate's failure
             raise CaseFailure(Status.RUNTIME_ERROR, f"during timing: {one_line(error)}") from None
+        _verify_integrity(ctx, "while the candidate was timed")
+        recheck.verify(oracle, template, tolerance)
         output = calls["baseline"](sets[0])
     base = summarize(samples["baseline"])
     fields: dict[str, Any] = dict(
-        baseline_impl=chosen,
-        baseline_alternatives=alternatives,
-        baseline_ms=base.median_ms,
-        baseline_spread=base.spread,
-        samples=len(samples["baseline"]),
-        baseline_error=baseline_errors[chosen],
+        baseline_impl=chosen, baseline_alternatives=alternatives, baseline_ms=base.median_ms,
+        baseline_spread=base.spread, samples=len(samples["baseline"]), baseline_error=baseline_errors[chosen],
         timing=ctx.clock.name,
     )
-    roofline = roofline_fields(manifest, case, ctx.profile, sets[0], output, state, base.median_ms, None)
     if candidate is None:
+        roofline = roofline_fields(manifest, case, ctx.profile, sets[0], output, state, base.median_ms, None)
         reason = plan.candidate.reason if isinstance(plan.candidate, Unusable) else ""
         return ResultRow(**ctx.row_base, **fields, **roofline, status=Status.NOT_ATTEMPTED, reason=reason)
     cand = summarize(samples["candidate"])
     roofline = roofline_fields(manifest, case, ctx.profile, sets[0], output, state, base.median_ms, cand.median_ms)
     return ResultRow(
-        **ctx.row_base,
-        **fields,
-        **roofline,
-        status=Status.PASSED,
-        candidate_ms=cand.median_ms,
-        candidate_spread=cand.spread,
-        speedup=base.median_ms / cand.median_ms,
+        **ctx.row_base, **fields, **roofline, status=Status.PASSED, candidate_ms=cand.median_ms,
+        candidate_spread=cand.spread, speedup=base.median_ms / cand.median_ms,
         speedup_ci95=speedup_ci95(samples["baseline"], samples["candidate"], seed=harness.seed),
         candidate_error=metrics,
     )
 
 
-def _oracle_rounds(ctx: CaseContext, state) -> list[Round]:
-    manifest, case, device, seed = ctx.plan.manifest, ctx.plan.manifest.case(ctx.case_name), ctx.device, ctx.harness.seed
-    oracle = build(ctx.plan.eager.cls, case, ctx.plan.eager.components, state, device, "oracle", torch.float64)
-    rounds = []
-    for r in range(ctx.harness.correctness_rounds):
-        gen = generator(device, stream_seed(seed, manifest.name, case.name, "round", r))
-        inputs = make_inputs(manifest, case, device, gen)
-        rounds.append((inputs, oracle(**oracle_inputs(_clone(inputs)))))
-    return rounds
+def _verify_integrity(ctx: CaseContext, when: str) -> None:
+    if ctx.integrity is None:
+        return
+    changed = ctx.integrity.changed()
+    if changed:
+        raise CaseFailure(Status.REWARD_HACK, f"harness or library code was patched {when}: {changed}")
 
 
 def _instantiate(impl: Impl, ctx: CaseContext, state, status: Status, who: str) -> torch.nn.Module:
@@ -159,30 +154,8 @@ def _instantiate(impl: Impl, ctx: CaseContext, state, status: Status, who: str) 
         raise CaseFailure(status, f"{who} could not be built: {one_line(error)}") from None
 
 
-def _check(module, rounds: list[Round], template, mutates: list[str], tolerance: Tolerance, who: str) -> ErrorMetrics | None:
-    """Run `module` on every round; raise CaseFailure on the first wrong output or modified input."""
-    worst: ErrorMetrics | None = None
-    for index, (inputs, reference) in enumerate(rounds):
-        given = _clone(inputs)
-        try:
-            output = module(**given)
-        except Exception as error:  # noqa: BLE001
-            raise CaseFailure(Status.RUNTIME_ERROR, f"{who} raised in round {index}: {one_line(error)}") from None
-        if given and next(iter(given.values())).is_cuda:
-            torch.cuda.synchronize()
-        verdict = judge(output, template, reference, tolerance.atol, tolerance.rtol)
-        if not verdict.passed:
-            raise CaseFailure(Status.INCORRECT, f"{who}, round {index}: {verdict.reason}", verdict.metrics)
-        modified = unchanged(inputs, given, mutates)
-        if modified:
-            raise CaseFailure(Status.INCORRECT, f"{who}, round {index}: {modified}", verdict.metrics)
-        if verdict.metrics is not None and (worst is None or verdict.metrics.worst_ratio > worst.worst_ratio):
-            worst = verdict.metrics
-    return worst
-
-
-def _timing_sets(ctx: CaseContext, rounds: list[Round]) -> list[Inputs]:
-    """Enough fresh input sets that rotating through them defeats the cache (capped by max_rotating_sets)."""
+def _timing_sets(ctx: CaseContext, rounds) -> list[Inputs]:
+    """Enough input sets that rotating through them defeats the cache (capped by max_rotating_sets)."""
     manifest, case = ctx.plan.manifest, ctx.plan.manifest.case(ctx.case_name)
     set_bytes = sum(t.numel() * t.element_size() for t in rounds[0][0].values()) or 1
     cache_bytes = (ctx.profile.l2_cache_mb or 32) * 2**20
@@ -200,8 +173,10 @@ def _choose_baseline(ctx: CaseContext, baselines: dict[str, torch.nn.Module], se
         return next(iter(baselines)), {}
     calls = {name: _caller(module) for name, module in baselines.items()}
     iterations = max(3, ctx.harness.iterations // 2)
-    samples = time_interleaved(calls, sets, ctx.clock, ctx.flush, ctx.harness.warmup, iterations,
-                               f"{ctx.plan.manifest.name}/{ctx.case_name}/select")
+    flush = ctx.flush
+    samples = time_interleaved(calls, sets, ctx.clock, ctx.harness.warmup, iterations,
+                               f"{ctx.plan.manifest.name}/{ctx.case_name}/select",
+                               prepare=(lambda name, index, inputs: flush()) if flush is not None else None)
     medians = {name: summarize(values).median_ms for name, values in samples.items()}
     return min(medians, key=medians.__getitem__), medians
 
@@ -211,7 +186,3 @@ def _caller(module) -> Callable[[Inputs], Any]:
         return module(**inputs)
 
     return call
-
-
-def _clone(inputs: Inputs) -> Inputs:
-    return {name: tensor.clone() for name, tensor in inputs.items()}

@@ -62,6 +62,18 @@ def _draw(spec: InputSpec, case_dtype: torch.dtype, names: dict, device, gen: to
     return values.to(dtype)
 
 
+def refill_inputs(
+    manifest: Manifest, case: Case, inputs: dict[str, torch.Tensor], gen: torch.Generator
+) -> None:
+    """Overwrite every drawn input in place with fresh values: same tensors, new data, so no cache can hit."""
+    case_dtype = DTYPES[case.dtype]
+    names = case_names(case, dsize=torch.empty((), dtype=case_dtype).element_size())
+    for arg, tensor in inputs.items():
+        spec = manifest.inputs[arg]
+        if spec.dist != "arange":
+            tensor.copy_(_draw(spec, case_dtype, names, tensor.device, gen))
+
+
 def redraw_parameters(module: nn.Module, manifest: Manifest, gen: torch.Generator) -> None:
     """Replace the parameters the manifest names with seeded draws, so trivial inits cannot hide bugs."""
     parameters = dict(module.named_parameters())

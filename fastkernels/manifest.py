@@ -137,7 +137,9 @@ class Manifest(Strict):
     inputs: dict[str, InputSpec]
     parameters: dict[str, ParameterInit] = {}
     mutates: list[str] = []
+    allow: list[Literal["side_streams", "threads"]] = []
     tolerance: dict[str, Tolerance] = {}
+    calibration_factor: float | None = Field(default=None, gt=1)
     cost: Cost = Cost()
     cases: list[Case] = Field(min_length=1)
     description: str = ""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from fastkernels.build import eager_classes, production_classes
 from fastkernels.config import BaselineConfig
@@ -22,6 +23,7 @@ from fastkernels.implementations import (
 from fastkernels.manifest import Manifest
 from fastkernels.records import Status
 from fastkernels.registry import Registry
+from fastkernels.static_check import findings
 
 
 @dataclass(frozen=True)
@@ -58,8 +60,10 @@ def one_line(error: BaseException) -> str:
 
 
 def plan_task(
-    registry: Registry, task: str, device: str, baseline: BaselineConfig, candidate_dir: Path | None, mode: str
+    registry: Registry, task: str, device: str, baseline: BaselineConfig, candidate_dir: Path | None, mode: str,
+    before_candidate: Callable[[], None] | None = None,
 ) -> TaskPlan:
+    """Resolve baselines, then (after `before_candidate`, e.g. an integrity snapshot) the candidate."""
     manifest = registry.get(task)
     closure = registry.closure(task)
     directory = registry.directory(task)
@@ -81,6 +85,8 @@ def plan_task(
             plan.baselines.append(Impl(implementation.name, cls, production_components))
         if not plan.baselines:
             plan.baselines = [Impl("eager", eager.cls, production_components)]
+    if before_candidate is not None:
+        before_candidate()
     if candidate_dir is not None:
         plan.candidate = _resolve_candidate(registry, manifest, closure, candidate_dir, mode, production_components, device)
     return plan
@@ -131,6 +137,12 @@ def _resolve_candidate(
 
 
 def _load(path: Path, manifest: Manifest, prefix: str) -> type | Unusable:
+    try:
+        problems = findings(path.read_text(), str(path), frozenset(manifest.allow))
+    except SyntaxError:
+        problems = []  # the import below reports it as a COMPILE_ERROR
+    if problems:
+        return Unusable(Status.REWARD_HACK, f"{prefix}static check: {'; '.join(problems[:3])}")
     try:
         cls = load_candidate(path, manifest)
     except InterfaceMismatch as error:

@@ -28,12 +28,14 @@ FAILED = {Status.INCORRECT, Status.REWARD_HACK, Status.RUNTIME_ERROR, Status.COM
 
 
 class ErrorMetrics(BaseModel):
-    """Error of an output against the float64 oracle. `worst_ratio` = max |out-ref| / (atol + rtol*|ref|); <= 1 passes."""
+    """Error of an output against the float64 oracle. `worst_ratio` = max |out-ref| / (atol + rtol*|ref|); <= 1 passes.
+    `rms_abs` (root mean square of |out-ref|) is the stable statistic the calibrated-precision check compares."""
 
     model_config = ConfigDict(extra="forbid")
 
     max_abs: float
     max_rel: float
+    rms_abs: float = 0.0
     worst_ratio: float
     atol: float
     rtol: float

@@ -56,6 +56,7 @@ def run_job(job: WorkerJob) -> None:
     import torch
 
     from fastkernels.evaluate import CaseContext, evaluate_case
+    from fastkernels.integrity import Integrity
     from fastkernels.plan import one_line, plan_task
     from fastkernels.registry import Registry
 
@@ -64,18 +65,26 @@ def run_job(job: WorkerJob) -> None:
     manifest = registry.get(job.task)
     device_name = torch.cuda.get_device_name() if job.device == "cuda" else "cpu"
     candidate_dir = Path(job.candidate_dir) if job.candidate_dir is not None else None
+    clock = make_clock(job)  # binds the timers before any candidate code is imported
+    flush = _cache_flush(job) if job.harness.flush_l2 else None
+    snapshot: list[Integrity] = []
     try:
-        plan = plan_task(registry, job.task, job.device, job.baseline, candidate_dir, job.mode)
+        plan = plan_task(registry, job.task, job.device, job.baseline, candidate_dir, job.mode,
+                         before_candidate=lambda: snapshot.append(Integrity()))
     except Exception as error:  # noqa: BLE001 - a task that cannot be planned is a benchmark defect
         for case in job.cases:
             base = row_base(job, manifest.level, manifest.categories, case, device_name)
             append_row(rows_path, ResultRow(**base, status=Status.BASELINE_ERROR, reason=one_line(error)))
         return
-    clock = make_clock(job)
-    flush = _cache_flush(job) if job.harness.flush_l2 else None
+    integrity = snapshot[0]
+    patched = integrity.changed()
     for case in job.cases:
         base = row_base(job, manifest.level, manifest.categories, case, device_name)
-        context = CaseContext(plan, case, job.device, job.harness, job.profile, clock, flush, base)
+        if patched:
+            reason = f"importing the candidate patched harness or library code: {patched}"
+            append_row(rows_path, ResultRow(**base, status=Status.REWARD_HACK, reason=reason))
+            continue
+        context = CaseContext(plan, case, job.device, job.harness, job.profile, clock, flush, base, integrity)
         append_row(rows_path, evaluate_case(context))
 
 

@@ -6,40 +6,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hydra import compose, initialize_config_dir
 
-from fastkernels.config import CONF_DIR, RunConfig
-from fastkernels.hardware import load_profiles
 from fastkernels.records import Status
-from fastkernels.registry import Registry
 from fastkernels.runner import run_task
-from fastkernels.worker import WorkerJob
+from scoring import cpu_job
+from scoring import score as score_dir
 
 CANDIDATES = Path(__file__).parent / "candidates"
 
 
-def job_for(agent_dir: Path | None, tmp_path: Path, timeout_s: float = 120) -> tuple[WorkerJob, object]:
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        cfg = compose(config_name="config", overrides=["hardware=cpu", f"harness.timeout_s={timeout_s}",
-                                                      "harness.iterations=5", "harness.warmup=1"])
-    config = RunConfig.from_omegaconf(cfg)
-    registry = Registry()
-    manifest = registry.get("rms_norm")
-    job = WorkerJob(
-        task="rms_norm", cases=[c.name for c in manifest.cases if c.tier == "cpu"], device="cpu",
-        profile=load_profiles(CONF_DIR)["cpu"], harness=config.harness, baseline=config.baseline,
-        agent="test", candidate_dir=str(agent_dir) if agent_dir else None, mode="independent",
-        rows_path=str(tmp_path / "rows.jsonl"), tasks_root=str(registry.root),
-    )
-    return job, manifest
-
-
 def score(name: str, tmp_path: Path, timeout_s: float = 120):
-    job, manifest = job_for(CANDIDATES / name, tmp_path, timeout_s)
-    seen = []
-    rows = run_task(job, manifest, tmp_path, seen.append)
-    assert [row.case for row in rows] == job.cases and len(seen) == len(rows)
-    return rows
+    return score_dir(CANDIDATES / name, tmp_path, "rms_norm", f"harness.timeout_s={timeout_s}")
 
 
 @pytest.mark.parametrize(
@@ -69,7 +46,7 @@ def test_a_missing_candidate_is_not_attempted_and_stands_in_at_one(tmp_path):
 
 
 def test_the_noop_agent_passes_at_speedup_one_within_noise(tmp_path):
-    job, manifest = job_for(None, tmp_path)
+    job, manifest = cpu_job(None, tmp_path)
     rows = run_task(job, manifest, tmp_path, lambda row: None)
     assert all(row.status is Status.PASSED and row.candidate_error.worst_ratio <= 1 for row in rows)
     assert all(0.5 < row.speedup < 2.0 for row in rows)  # host-clock noise on a shared CPU; the GPU bound is tighter

@@ -1,0 +1,134 @@
+"""The correctness checks of one case, each closing a known way to look right without being right.
+
+- `run_rounds`: every implementation runs on every round of fresh inputs; the first round is repeated
+  (`repeat_runs`) so a race that is right only sometimes fails; inputs must stay bitwise unchanged.
+- `check_precision`: the candidate's RMS error may not exceed `factor` x the production baseline's, so a kernel that
+  quietly drops precision fails even where the fixed tolerance would pass it.
+- `TimedRecheck`: every timed call gets fresh input values in place (a cache keyed on the tensor or its address can
+  never hit), and a few randomly chosen timed candidate outputs are checked afterwards against fresh float64
+  references: an output right only while being checked is a REWARD_HACK.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+import torch
+
+from fastkernels.build import oracle_inputs
+from fastkernels.config import Tolerance
+from fastkernels.correctness import judge, unchanged
+from fastkernels.inputs import generator, refill_inputs, stream_seed
+from fastkernels.manifest import Case, Manifest
+from fastkernels.plan import one_line
+from fastkernels.records import ErrorMetrics, Status
+
+Inputs = dict[str, torch.Tensor]
+Round = tuple[Inputs, Any]
+
+
+class CaseFailure(Exception):
+    """Ends a case early with a status and reason (and error metrics when values were compared)."""
+
+    def __init__(self, status: Status, reason: str, metrics: ErrorMetrics | None = None) -> None:
+        super().__init__(reason)
+        self.status, self.reason, self.metrics = status, reason, metrics
+
+
+def clone(inputs: Inputs) -> Inputs:
+    return {name: tensor.clone() for name, tensor in inputs.items()}
+
+
+def run_rounds(
+    module: Callable[..., Any], rounds: list[Round], template: Any, mutates: list[str], tolerance: Tolerance,
+    who: str, repeat_runs: int,
+) -> ErrorMetrics | None:
+    """Run `module` on every round (the first `repeat_runs` times); raise CaseFailure at the first wrong output."""
+    worst: ErrorMetrics | None = None
+    schedule = [0] * repeat_runs + list(range(1, len(rounds)))
+    for run, index in enumerate(schedule):
+        inputs, reference = rounds[index]
+        given = clone(inputs)
+        try:
+            output = module(**given)
+        except Exception as error:  # noqa: BLE001 - whatever the implementation raises is its failure
+            raise CaseFailure(Status.RUNTIME_ERROR, f"{who} raised in round {index}: {one_line(error)}") from None
+        if any(t.is_cuda for t in given.values()):
+            torch.cuda.synchronize()
+        verdict = judge(output, template, reference, tolerance.atol, tolerance.rtol)
+        repeat = f", repeat {run}" if index == 0 and run > 0 else ""
+        if not verdict.passed:
+            raise CaseFailure(Status.INCORRECT, f"{who}, round {index}{repeat}: {verdict.reason}", verdict.metrics)
+        modified = unchanged(inputs, given, mutates)
+        if modified:
+            raise CaseFailure(Status.INCORRECT, f"{who}, round {index}: {modified}", verdict.metrics)
+        if verdict.metrics is not None and (worst is None or verdict.metrics.rms_abs > worst.rms_abs):
+            worst = verdict.metrics
+    return worst
+
+
+def check_precision(
+    candidate: ErrorMetrics | None, baselines: list[ErrorMetrics | None], tolerance: Tolerance, factor: float,
+    floor: float,
+) -> None:
+    """Fail a candidate whose RMS error exceeds factor x the least accurate correct baseline's (or the floor)."""
+    reference = [m.rms_abs for m in baselines if m is not None]
+    if candidate is None or not reference:
+        return
+    bound = max(factor * max(reference), floor * tolerance.atol)
+    if candidate.rms_abs > bound:
+        raise CaseFailure(
+            Status.INCORRECT,
+            f"precision: RMS error {candidate.rms_abs:.3g} exceeds {factor:g} x the production baseline's"
+            f" {max(reference):.3g} (a lower-precision computation than production's)",
+            candidate,
+        )
+
+
+class TimedRecheck:
+    """`prepare`/`observe` hooks for time_interleaved: fresh inputs per call, random rechecks of candidate outputs."""
+
+    def __init__(
+        self, manifest: Manifest, case: Case, device: str, seed: int, iterations: int, rechecks: int,
+        flush: Callable[[], None] | None, checked: str = "candidate",
+    ) -> None:
+        self.manifest, self.case, self.device, self.seed, self.flush = manifest, case, device, seed, flush
+        self.checked = checked
+        rng = np.random.default_rng(stream_seed(seed, manifest.name, case.name, "rechecks"))
+        later = np.arange(iterations // 2, iterations)
+        self.picked = set(rng.choice(later, size=min(rechecks, later.size), replace=False).tolist())
+        self._pending: Inputs | None = None
+        self.captured: list[tuple[int, Inputs, Any]] = []
+
+    def prepare(self, name: str, index: int, inputs: Inputs) -> None:
+        gen = generator(self.device, stream_seed(self.seed, self.manifest.name, self.case.name, "call", index, name))
+        refill_inputs(self.manifest, self.case, inputs, gen)
+        self._pending = clone(inputs) if name == self.checked and index in self.picked else None
+        if self.flush is not None:
+            self.flush()
+
+    def observe(self, name: str, index: int, inputs: Inputs, output: Any) -> None:
+        if self._pending is not None and name == self.checked:
+            self.captured.append((index, self._pending, _detach_clone(output)))
+            self._pending = None
+
+    def verify(self, oracle: Callable[..., Any], template: Any, tolerance: Tolerance) -> None:
+        """Judge every captured timed output against a float64 reference of the inputs it was given."""
+        for index, inputs, output in self.captured:
+            reference = oracle(**oracle_inputs(inputs))
+            verdict = judge(output, template, reference, tolerance.atol, tolerance.rtol)
+            if not verdict.passed:
+                raise CaseFailure(
+                    Status.REWARD_HACK,
+                    f"timed call {index} returned a wrong output though the checked calls were right: {verdict.reason}",
+                    verdict.metrics,
+                )
+
+
+def _detach_clone(output: Any) -> Any:
+    if isinstance(output, torch.Tensor):
+        return output.detach().clone() if type(output) is torch.Tensor else output
+    if isinstance(output, (tuple, list)):
+        return type(output)(_detach_clone(item) for item in output)
+    return output

@@ -1,0 +1,72 @@
+"""Detects a candidate that patches the harness, the timers, torch or the baselines' code.
+
+A snapshot is taken after the baselines are loaded and before the candidate is imported: the identity of every
+callable in the watched modules and classes, and the global numeric settings that change what a baseline computes
+or how fast (TF32, matmul precision, thread count). `changed()` names whatever differs later. The harness also binds
+its timers before any candidate is imported (timing.py), so a patch cannot fake a time even between checks.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import torch
+
+WATCHED_MODULES = ("time", "gc", "torch", "torch.nn", "torch.nn.functional", "torch.cuda", "torch.linalg",
+                   "torch.autograd", "triton", "triton.testing", "nvtx", "numpy")
+WATCHED_PREFIXES = ("fastkernels", "fastkernels_loaded.tasks", "liger_kernel", "flash_attn")
+WATCHED_CLASSES: tuple[type, ...] = (torch.Tensor, torch.nn.Module, torch.cuda.Event, torch.cuda.Stream)
+
+
+def _settings() -> dict[str, Any]:
+    return {
+        "torch.backends.cuda.matmul.allow_tf32": torch.backends.cuda.matmul.allow_tf32,
+        "torch.backends.cudnn.allow_tf32": torch.backends.cudnn.allow_tf32,
+        "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction":
+            torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction,
+        "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction":
+            torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction,
+        "torch.get_float32_matmul_precision()": torch.get_float32_matmul_precision(),
+        "torch.get_num_threads()": torch.get_num_threads(),
+        "torch.are_deterministic_algorithms_enabled()": torch.are_deterministic_algorithms_enabled(),
+    }
+
+
+def _watched_namespaces() -> dict[str, dict[str, Any]]:
+    spaces: dict[str, dict[str, Any]] = {}
+    for name, module in list(sys.modules.items()):
+        if module is None:
+            continue
+        if name in WATCHED_MODULES or name.startswith(WATCHED_PREFIXES):
+            spaces[name] = vars(module)
+    for cls in WATCHED_CLASSES:
+        spaces[f"{cls.__module__}.{cls.__qualname__}"] = dict(vars(cls))
+    return spaces
+
+
+def _callables() -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for space, namespace in _watched_namespaces().items():
+        for attribute, value in list(namespace.items()):
+            if callable(value) or isinstance(value, (staticmethod, classmethod, property)):
+                found[f"{space}.{attribute}"] = value
+    return found
+
+
+class Integrity:
+    """Snapshot now; `changed()` later lists patched callables and altered settings (empty when untouched)."""
+
+    def __init__(self) -> None:
+        self._originals = _callables()
+        self._settings = _settings()
+
+    def changed(self) -> str:
+        now = _callables()
+        patched = [key for key, value in self._originals.items() if key in now and now[key] is not value]
+        removed = [key for key in self._originals if key not in now]
+        settings = _settings()
+        altered = [f"{key} {self._settings[key]!r} -> {settings[key]!r}" for key in settings
+                   if settings[key] != self._settings[key]]
+        problems = [f"patched {key}" for key in patched[:5]] + [f"removed {key}" for key in removed[:3]] + altered
+        return "; ".join(problems)

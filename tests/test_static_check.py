@@ -1,0 +1,34 @@
+"""The static pre-check names the line and the reason for each pattern it rejects, and passes clean kernels."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fastkernels.static_check import findings
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_patching_imported_modules_is_reported_with_its_line():
+    source = "import torch\nimport torch.nn.functional as F\nF.silu = None\nsetattr(torch, 'rsqrt', None)\n"
+    assert findings(source, "k.py") == [
+        "k.py:3: assigns F.silu: patching an imported module changes the baseline or the timer",
+        "k.py:4: setattr on torch: patching an imported module",
+    ]
+
+
+def test_frame_walking_and_harness_imports_are_reported():
+    source = "import sys\nfrom fastkernels import timing\nsys._getframe(1)\n"
+    found = findings(source, "k.py")
+    assert any("imports fastkernels" in f for f in found) and any("sys._getframe" in f for f in found)
+
+
+def test_side_streams_are_reported_unless_the_task_allows_them():
+    source = "import torch\ns = torch.cuda.Stream()\n"
+    assert "another stream" in findings(source, "k.py")[0]
+    assert findings(source, "k.py", frozenset({"side_streams"})) == []
+
+
+def test_the_shipped_reference_kernels_are_clean():
+    for path in (ROOT / "agents" / "reference").rglob("*.py"):
+        assert findings(path.read_text(), str(path)) == []
