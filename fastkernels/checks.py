@@ -99,12 +99,20 @@ class TimedRecheck:
         later = np.arange(iterations // 2, iterations)
         self.picked = set(rng.choice(later, size=min(rechecks, later.size), replace=False).tolist())
         self._pending: Inputs | None = None
+        self.batch = 0  # extra batches of adaptive repetition draw from their own seed streams
         self.captured: list[tuple[int, Inputs, Any]] = []
 
     def prepare(self, name: str, index: int, inputs: Inputs) -> None:
         gen = generator(self.device, stream_seed(self.seed, self.manifest.name, self.case.name, "call", index, name))
         refill_inputs(self.manifest, self.case, inputs, gen)
         self._pending = clone(inputs) if name == self.checked and index in self.picked else None
+        if self.flush is not None:
+            self.flush()
+
+    def refresh_only(self, name: str, index: int, inputs: Inputs) -> None:
+        """Fresh inputs and a flush, no capture: for the extra batches of adaptive repetition."""
+        gen = generator(self.device, stream_seed(self.seed, self.manifest.name, self.case.name, "extra", self.batch, index, name))
+        refill_inputs(self.manifest, self.case, inputs, gen)
         if self.flush is not None:
             self.flush()
 

@@ -85,6 +85,10 @@ class HarnessConfig(Strict):
     calibration_floor: float = Field(default=0.1, ge=0)
     warmup: int = Field(ge=1)
     iterations: int = Field(ge=3)
+    target_ci: float = Field(default=0.01, gt=0)
+    max_iterations: int = Field(default=400, ge=3)
+    max_timing_s: float = Field(default=20.0, gt=0)
+    review_speedup: float = Field(default=10.0, gt=1)
     timeout_s: float = Field(gt=0)
     flush_l2: bool = True
     timing: Literal["auto", "cuda_events", "host_clock"] = "auto"

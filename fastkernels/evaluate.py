@@ -20,6 +20,7 @@ from typing import Any, Callable
 import torch
 
 from fastkernels.build import build, oracle_inputs, reference_state
+from fastkernels.clock_policy import throttled
 from fastkernels.checks import CaseFailure, TimedRecheck, check_precision, clone, run_rounds
 from fastkernels.config import HardwareProfile, HarnessConfig
 from fastkernels.inputs import generator, make_inputs, stream_seed
@@ -43,6 +44,7 @@ class CaseContext:
     flush: Callable[[], None] | None
     row_base: dict[str, Any]
     integrity: Integrity | None = None
+    read_clocks: Callable[[], Any] | None = None  # NVML snapshot around the timed loop (GPU only)
 
 
 def evaluate_case(ctx: CaseContext) -> ResultRow:
@@ -107,11 +109,12 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
         if candidate is not None:
             calls["candidate"] = _caller(candidate)
         recheck = TimedRecheck(manifest, case, ctx.device, harness.seed, harness.iterations, harness.rechecks, ctx.flush)
+        clocks_before = ctx.read_clocks() if ctx.read_clocks is not None else None
         try:
-            samples = time_interleaved(calls, sets, ctx.clock, harness.warmup, harness.iterations, label,
-                                       prepare=recheck.prepare, observe=recheck.observe)
+            samples = _time_adaptively(ctx, calls, sets, label, recheck)
         except Exception as error:  # noqa: BLE001 - failing only while timed is still the candidate's failure
             raise CaseFailure(Status.RUNTIME_ERROR, f"during timing: {one_line(error)}") from None
+        clocks_after = ctx.read_clocks() if ctx.read_clocks is not None else None
         _verify_integrity(ctx, "while the candidate was timed")
         recheck.verify(oracle, template, tolerance)
         output = calls["baseline"](sets[0])
@@ -121,18 +124,49 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
         baseline_spread=base.spread, samples=len(samples["baseline"]), baseline_error=baseline_errors[chosen],
         timing=ctx.clock.name,
     )
+    if clocks_before is not None and clocks_after is not None:
+        fields["throttled"] = throttled(clocks_before, clocks_after)
+        fields["sm_mhz"] = (clocks_before.sm_mhz, clocks_after.sm_mhz)
     if candidate is None:
         roofline = roofline_fields(manifest, case, ctx.profile, sets[0], output, state, base.median_ms, None)
         reason = plan.candidate.reason if isinstance(plan.candidate, Unusable) else ""
         return ResultRow(**ctx.row_base, **fields, **roofline, status=Status.NOT_ATTEMPTED, reason=reason)
     cand = summarize(samples["candidate"])
     roofline = roofline_fields(manifest, case, ctx.profile, sets[0], output, state, base.median_ms, cand.median_ms)
+    speedup = base.median_ms / cand.median_ms
+    if speedup > harness.review_speedup and ctx.row_base.get("baseline") == "production":
+        fields["review"] = f"speedup {speedup:.1f}x over the production baseline exceeds {harness.review_speedup:g}x"
+    if roofline.get("implausible"):
+        fields["review"] = (fields.get("review", "") + "; " if fields.get("review") else "") + (
+            "faster than the physical floor (bytes / peak bandwidth, FLOPs / peak rate)")
     return ResultRow(
         **ctx.row_base, **fields, **roofline, status=Status.PASSED, candidate_ms=cand.median_ms,
-        candidate_spread=cand.spread, speedup=base.median_ms / cand.median_ms,
+        candidate_spread=cand.spread, speedup=speedup,
         speedup_ci95=speedup_ci95(samples["baseline"], samples["candidate"], seed=harness.seed),
         candidate_error=metrics,
     )
+
+
+def _time_adaptively(ctx: CaseContext, calls, sets, label: str, recheck: TimedRecheck) -> dict[str, list[float]]:
+    """`iterations` interleaved timings, then doubling batches until the speedup interval is tight enough."""
+    harness = ctx.harness
+    samples = time_interleaved(calls, sets, ctx.clock, harness.warmup, harness.iterations, label,
+                               prepare=recheck.prepare, observe=recheck.observe)
+    if "candidate" not in samples:
+        return samples
+    spent = sum(sum(values) for values in samples.values()) / 1e3
+    while len(samples["baseline"]) < harness.max_iterations and spent < harness.max_timing_s:
+        low, high = speedup_ci95(samples["baseline"], samples["candidate"], seed=harness.seed)
+        estimate = summarize(samples["baseline"]).median_ms / summarize(samples["candidate"]).median_ms
+        if (high - low) / 2 <= harness.target_ci * estimate:
+            break
+        batch = min(len(samples["baseline"]), harness.max_iterations - len(samples["baseline"]))
+        recheck.batch += 1
+        more = time_interleaved(calls, sets, ctx.clock, 0, batch, label, prepare=recheck.refresh_only)
+        for name, values in more.items():
+            samples[name].extend(values)
+        spent += sum(sum(values) for values in more.values()) / 1e3
+    return samples
 
 
 def _verify_integrity(ctx: CaseContext, when: str) -> None:

@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 from fastkernels.artifacts import write_json, write_jsonl
+from fastkernels.clock_policy import apply_clock_policy
 from fastkernels.clocks import read_clocks
 from fastkernels.config import CONF_DIR, PROJECT_ROOT, TASKS_DIR, ConfigError, RunConfig
 from fastkernels.environment import fingerprint
@@ -41,10 +42,6 @@ def run(config: RunConfig, run_dir: Path, tasks_root: Path = TASKS_DIR) -> tuple
     device_kind = "cuda" if profile.kind == "cuda" else "cpu"
     if config.harness.timing == "cuda_events" and device_kind != "cuda":
         raise ConfigError("harness.timing=cuda_events needs a GPU profile; this run is on the CPU (use host_clock)")
-    if config.clocks.policy != "observe":
-        raise ConfigError(f"clocks={config.clocks.policy} is not supported yet; use clocks=observe")
-    environment = fingerprint(device, profile, PROJECT_ROOT)
-    write_json(run_dir / "env.json", environment)
     candidates = candidate_dir(config)
     registry = Registry(tasks_root)
     manifests = registry.select(config.tasks)
@@ -52,32 +49,42 @@ def run(config: RunConfig, run_dir: Path, tasks_root: Path = TASKS_DIR) -> tuple
     work = [(m, [c.name for c in m.cases if c.tier == tier]) for m in manifests]
     work = [(m, cases) for m, cases in work if cases]
     log.info(
-        "hardware=%s (%s) agent=%s baseline=%s mode=%s: %d tasks, %d cases (tier %s)",
-        profile.name, device.name, config.agent.name, config.baseline.name, config.mode,
+        "hardware=%s (%s) agent=%s baseline=%s mode=%s clocks=%s: %d tasks, %d cases (tier %s)",
+        profile.name, device.name, config.agent.name, config.baseline.name, config.mode, config.clocks.policy,
         len(work), sum(len(c) for _, c in work), tier,
     )
     workers = run_dir / "workers"
     workers.mkdir(parents=True, exist_ok=True)
-    progress = Progress(sum(len(cases) for _, cases in work))
     rows: list[ResultRow] = []
-    try:
-        for manifest, cases in work:
-            job = WorkerJob(
-                task=manifest.name, cases=cases, device=device_kind, profile=profile, harness=config.harness,
-                baseline=config.baseline, agent=config.agent.name,
-                candidate_dir=str(candidates) if candidates is not None else None, mode=config.mode,
-                rows_path=str(workers / f"{manifest.name}.rows.jsonl"), tasks_root=str(registry.root),
-            )
-            rows.extend(run_task(job, manifest, workers, progress.row))
-            write_jsonl(run_dir / "results.jsonl", rows)
-    finally:
-        progress.close()
-        write_jsonl(run_dir / "results.jsonl", rows)
-        after = read_clocks(device.device_index) if device_kind == "cuda" else None
-        environment["clocks_after"] = after.model_dump(mode="json") if after is not None else None
-        environment["clocks_before"] = environment.pop("clocks", None)
-        environment["wall_s"] = round(time.time() - started, 3)
+    with apply_clock_policy(config.clocks.policy, profile, device.device_index) as clocks:
+        environment = fingerprint(device, profile, PROJECT_ROOT)  # after any lock, so env.json shows it
+        environment["clock_policy"] = clocks.summary()
+        environment["task_clocks"] = []
         write_json(run_dir / "env.json", environment)
+        progress = Progress(sum(len(cases) for _, cases in work))
+        try:
+            for manifest, cases in work:
+                job = WorkerJob(
+                    task=manifest.name, cases=cases, device=device_kind, profile=profile, harness=config.harness,
+                    baseline=config.baseline, agent=config.agent.name,
+                    candidate_dir=str(candidates) if candidates is not None else None, mode=config.mode,
+                    rows_path=str(workers / f"{manifest.name}.rows.jsonl"), tasks_root=str(registry.root),
+                )
+                clocks.before_task()
+                rows.extend(run_task(job, manifest, workers, progress.row))
+                task_clocks = clocks.after_task()
+                environment["task_clocks"].append({"task": manifest.name, **task_clocks.model_dump(mode="json")})
+                write_jsonl(run_dir / "results.jsonl", rows)
+        finally:
+            progress.close()
+            write_jsonl(run_dir / "results.jsonl", rows)
+            after = read_clocks(device.device_index) if device_kind == "cuda" else None
+            environment["clocks_after"] = after.model_dump(mode="json") if after is not None else None
+            environment["clocks_before"] = environment.pop("clocks", None)
+            environment["wall_s"] = round(time.time() - started, 3)
+            write_json(run_dir / "env.json", environment)
+    environment["clock_policy"] = clocks.summary()
+    write_json(run_dir / "env.json", environment)
     report = kernel_level(rows)
     write_json(run_dir / "macroeval.json", {"kernel_level": report.model_dump(mode="json"), "end_to_end": None})
     log.info("results in %s\n%s", run_dir, format_table(report))

@@ -75,6 +75,9 @@ class ResultRow(BaseModel):
     candidate_fraction_of_peak: float | None = None
     baseline_fraction_of_peak: float | None = None
     implausible: bool = False
+    review: str = ""
+    throttled: bool | None = None
+    sm_mhz: tuple[int | None, int | None] | None = None
 
     @model_validator(mode="after")
     def _fields_follow_status(self) -> "ResultRow":

@@ -41,7 +41,11 @@ def run_task(job: WorkerJob, manifest: Manifest, work_dir: Path, on_row: Callabl
             [sys.executable, "-m", "fastkernels.worker", str(job_path)],
             stdout=log_file, stderr=subprocess.STDOUT, env=env, start_new_session=True,
         )
-        timed_out = _wait(process, job.harness.timeout_s, rows_path, on_row)
+        try:
+            timed_out = _wait(process, job.harness.timeout_s, rows_path, on_row)
+        except BaseException:  # Ctrl-C or a signal: the worker (its own session) must not outlive the run
+            _kill_group(process)
+            raise
     rows = _read_rows(rows_path, job.cases)
     missing = [case for case in job.cases if case not in rows]
     if missing:

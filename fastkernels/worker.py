@@ -56,6 +56,7 @@ def run_job(job: WorkerJob) -> None:
     import torch
 
     from fastkernels.evaluate import CaseContext, evaluate_case
+    from fastkernels.clocks import read_clocks
     from fastkernels.integrity import Integrity
     from fastkernels.plan import one_line, plan_task
     from fastkernels.registry import Registry
@@ -84,7 +85,8 @@ def run_job(job: WorkerJob) -> None:
             reason = f"importing the candidate patched harness or library code: {patched}"
             append_row(rows_path, ResultRow(**base, status=Status.REWARD_HACK, reason=reason))
             continue
-        context = CaseContext(plan, case, job.device, job.harness, job.profile, clock, flush, base, integrity)
+        context = CaseContext(plan, case, job.device, job.harness, job.profile, clock, flush, base, integrity,
+                              read_clocks=(lambda: read_clocks(0)) if job.device == "cuda" else None)
         append_row(rows_path, evaluate_case(context))
 
 
