@@ -1,0 +1,110 @@
+"""The harness's own measurement benchmark: how close to the hardware, how noisy, how costly.
+
+Prints, for the machine it runs on:
+1. copy bandwidth (device-to-device, bytes read + written) and the bf16 GEMM rate (8192^3, random data) against the
+   hardware profile's peaks;
+2. the noop speedup distribution over every task and case (median and max |1 - s|);
+3. one candidate task re-measured five times in fresh runs: its speedup spread (max / min) per case;
+4. harness overhead: wall seconds per task-case of the noop run.
+
+Usage: python scripts/measure.py [hardware=h200] [--tasks all] [--repeat-task silu_and_mul] [--out DIR]
+On the CPU it runs the same steps on the CPU cases (fp32 GEMM, host clock); the numbers are then CPU numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def ceilings(device: str) -> dict[str, float]:
+    """Measured copy GB/s and GEMM TFLOP/s (median of 10 after 3 warm-ups)."""
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    n = 1 << 30 if device == "cuda" else 1 << 26
+    src = torch.randn(n // 4, device=device)
+    dst = torch.empty_like(src)
+    size = 8192 if device == "cuda" else 1024
+    dtype = torch.bfloat16 if device == "cuda" else torch.float32
+    a = torch.randn(size, size, device=device, dtype=dtype)
+    b = torch.randn(size, size, device=device, dtype=dtype)
+
+    def median_seconds(step) -> float:
+        for _ in range(3):
+            step()
+        sync()
+        times = []
+        for _ in range(10):
+            start = time.perf_counter()
+            step()
+            sync()
+            times.append(time.perf_counter() - start)
+        return statistics.median(times)
+
+    copy_s = median_seconds(lambda: dst.copy_(src))
+    gemm_s = median_seconds(lambda: a @ b)
+    return {"copy_gbs": 2 * n / copy_s / 1e9, "gemm_tflops": 2 * size**3 / gemm_s / 1e12,
+            "gemm_dtype": str(dtype).removeprefix("torch.")}
+
+
+def fastkernels(out: Path, *overrides: str) -> tuple[list[dict], float]:
+    start = time.time()
+    subprocess.run([sys.executable, "-m", "fastkernels", f"hydra.run.dir={out}", *overrides], cwd=ROOT, check=True,
+                   stdout=subprocess.DEVNULL)
+    rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    return rows, time.time() - start
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("overrides", nargs="*", help="extra Hydra overrides, e.g. hardware=h200")
+    parser.add_argument("--tasks", default="all")
+    parser.add_argument("--repeat-task", default="silu_and_mul")
+    parser.add_argument("--out", type=Path, default=ROOT / "outputs" / "measure")
+    args = parser.parse_args()
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    from fastkernels.config import CONF_DIR, HardwareProfile
+    from fastkernels.hardware import detect_device, load_profiles, resolve_profile
+
+    profile = resolve_profile(HardwareProfile(name="auto"), detect_device(), load_profiles(CONF_DIR))
+    measured = ceilings(device)
+    print(f"device {torch.cuda.get_device_name() if device == 'cuda' else 'cpu'}, profile {profile.name},"
+          f" {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+    peak_bw, peak_rate = profile.peak_memory_bandwidth_gbs, profile.peak_tflops.get(measured["gemm_dtype"])
+    print(f"copy bandwidth  {measured['copy_gbs']:9.1f} GB/s" + (f"  ({measured['copy_gbs'] / peak_bw:.0%} of {peak_bw:g})" if peak_bw else ""))
+    print(f"{measured['gemm_dtype']} GEMM     {measured['gemm_tflops']:9.1f} TFLOP/s" + (f"  ({measured['gemm_tflops'] / peak_rate:.0%} of {peak_rate:g})" if peak_rate else ""))
+
+    noop, wall = fastkernels(args.out / "noop", "agent=noop", f"tasks={args.tasks}", *args.overrides)
+    timed = [row for row in noop if row.get("speedup") is not None and row["status"] == "PASSED"]
+    deviation = [abs(1 - row["speedup"]) for row in timed]
+    print(f"noop: {len(timed)}/{len(noop)} rows PASSED; median |1-s| = {statistics.median(deviation):.4f},"
+          f" max |1-s| = {max(deviation):.4f} ({max(timed, key=lambda r: abs(1 - r['speedup']))['task']})")
+    print(f"harness overhead: {wall:.1f} s wall for {len(noop)} task-cases = {wall / max(1, len(noop)):.2f} s each")
+
+    speedups: dict[str, list[float]] = {}
+    for attempt in range(5):
+        rows, _ = fastkernels(args.out / f"repeat{attempt}", "agent=reference", f"tasks.include=[{args.repeat_task}]",
+                              *args.overrides)
+        for row in rows:
+            if row.get("speedup") is not None and row["status"] == "PASSED":
+                speedups.setdefault(row["case"], []).append(row["speedup"])
+    for case, values in speedups.items():
+        print(f"reference {args.repeat_task}/{case}: 5 runs, speedup {min(values):.3f}..{max(values):.3f},"
+              f" spread max/min = {max(values) / min(values):.4f}")
+    summary = {"ceilings": measured, "noop_median_dev": statistics.median(deviation), "noop_max_dev": max(deviation),
+               "overhead_s_per_case": wall / max(1, len(noop)), "repeat_spread": {
+                   case: max(v) / min(v) for case, v in speedups.items()}}
+    (args.out / "summary.json").write_text(json.dumps(summary, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
