@@ -140,3 +140,49 @@ def _detach_clone(output: Any) -> Any:
     if isinstance(output, (tuple, list)):
         return type(output)(_detach_clone(item) for item in output)
     return output
+
+
+class StreamEscape:
+    """Catches GPU work that escapes the timed stream (a side stream or thread) or a timer that lies.
+
+    After every timed call the CUDA clock leaves a CallCheck: if the device was still busy after the timed stream
+    finished (`lag_ms`), the call's work ran elsewhere and the events did not see it; an event time longer than the
+    host's wall time around it is impossible and means the timer was tampered with.
+    """
+
+    LAG_FLOOR_MS = 0.05
+    LAG_FRACTION = 0.25
+    SHARE = 0.1
+
+    def __init__(self, clock: Any) -> None:
+        self.clock = clock
+        self.checks: dict[str, list[Any]] = {}
+
+    def observe(self, name: str, index: int, inputs: Inputs, output: Any) -> None:
+        check = getattr(self.clock, "last_check", None)
+        if check is not None:
+            self.checks.setdefault(name, []).append(check)
+
+    def _escaped(self, name: str) -> list[Any]:
+        return [c for c in self.checks.get(name, []) if c.lag_ms > max(self.LAG_FLOOR_MS, self.LAG_FRACTION * c.event_ms)]
+
+    def verify(self, side_streams_allowed: bool) -> None:
+        candidate = self.checks.get("candidate", [])
+        if not candidate:
+            return
+        impossible = [c for c in candidate if c.event_ms > c.wall_ms * 1.01 + 0.005]
+        if impossible:
+            c = impossible[0]
+            raise CaseFailure(Status.REWARD_HACK, f"timer tampering: an event interval of {c.event_ms:.3f} ms inside"
+                                                  f" {c.wall_ms:.3f} ms of host wall time")
+        escaped, baseline = self._escaped("candidate"), self.checks.get("baseline", [])
+        if side_streams_allowed or len(escaped) <= self.SHARE * len(candidate):
+            return
+        if len(self._escaped("baseline")) > self.SHARE * max(1, len(baseline)):
+            return  # the device itself lags after every call (a busy shared device): no evidence either way
+        lag = sorted(c.lag_ms for c in escaped)[len(escaped) // 2]
+        raise CaseFailure(
+            Status.REWARD_HACK,
+            f"work kept the device busy after the timed stream finished in {len(escaped)} of {len(candidate)} timed"
+            f" calls (median {lag:.3f} ms): it ran on another stream or thread the timer does not see",
+        )

@@ -89,6 +89,7 @@ class HarnessConfig(Strict):
     max_iterations: int = Field(default=400, ge=3)
     max_timing_s: float = Field(default=20.0, gt=0)
     review_speedup: float = Field(default=10.0, gt=1)
+    cuda_graphs: bool = True
     timeout_s: float = Field(gt=0)
     flush_l2: bool = True
     timing: Literal["auto", "cuda_events", "host_clock"] = "auto"
@@ -102,6 +103,18 @@ class ClockPolicy(Strict):
     policy: Literal["observe", "verify", "lock"]
 
 
+class RunnerConfig(Strict):
+    """Where the run executes: `local` (this process) or `container` (the profile's pinned image, fastkernels.container)."""
+
+    name: Literal["local", "container"] = "local"
+    engine: Literal["docker", "apptainer"] = "docker"
+    image: str | None = None
+    mount_source: bool = True
+    network: str | None = "none"
+    extra_args: list[str] = []
+    dry_run: bool = False
+
+
 class RunConfig(Strict):
     hardware: HardwareProfile
     tasks: TaskSelection
@@ -110,6 +123,7 @@ class RunConfig(Strict):
     harness: HarnessConfig
     clocks: ClockPolicy
     mode: Literal["independent", "composed"]
+    runner: RunnerConfig = RunnerConfig()
 
     @classmethod
     def from_omegaconf(cls, cfg: DictConfig) -> "RunConfig":

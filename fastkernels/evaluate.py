@@ -21,8 +21,9 @@ import torch
 
 from fastkernels.build import build, oracle_inputs, reference_state
 from fastkernels.clock_policy import throttled
-from fastkernels.checks import CaseFailure, TimedRecheck, check_precision, clone, run_rounds
+from fastkernels.checks import CaseFailure, StreamEscape, TimedRecheck, check_precision, clone, run_rounds
 from fastkernels.config import HardwareProfile, HarnessConfig
+from fastkernels.graphs import graph_fields
 from fastkernels.inputs import generator, make_inputs, stream_seed
 from fastkernels.integrity import Integrity
 from fastkernels.plan import Impl, TaskPlan, Unusable, one_line
@@ -109,20 +110,28 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
         if candidate is not None:
             calls["candidate"] = _caller(candidate)
         recheck = TimedRecheck(manifest, case, ctx.device, harness.seed, harness.iterations, harness.rechecks, ctx.flush)
+        escape = StreamEscape(ctx.clock)
         clocks_before = ctx.read_clocks() if ctx.read_clocks is not None else None
         try:
-            samples = _time_adaptively(ctx, calls, sets, label, recheck)
+            samples = _time_adaptively(ctx, calls, sets, label, recheck, escape)
         except Exception as error:  # noqa: BLE001 - failing only while timed is still the candidate's failure
             raise CaseFailure(Status.RUNTIME_ERROR, f"during timing: {one_line(error)}") from None
         clocks_after = ctx.read_clocks() if ctx.read_clocks is not None else None
         _verify_integrity(ctx, "while the candidate was timed")
+        escape.verify("side_streams" in manifest.allow)
         recheck.verify(oracle, template, tolerance)
+        graph = {}
+        if ctx.device == "cuda" and harness.cuda_graphs:
+            modules = {"baseline": baselines[chosen], **({"candidate": candidate} if candidate is not None else {})}
+            graph = graph_fields(manifest, case, modules, sets[0], oracle, template, tolerance, ctx.clock, ctx.flush,
+                                 harness.warmup, harness.iterations, harness.seed)
+            _verify_integrity(ctx, "during CUDA-graph timing")
         output = calls["baseline"](sets[0])
     base = summarize(samples["baseline"])
     fields: dict[str, Any] = dict(
         baseline_impl=chosen, baseline_alternatives=alternatives, baseline_ms=base.median_ms,
         baseline_spread=base.spread, samples=len(samples["baseline"]), baseline_error=baseline_errors[chosen],
-        timing=ctx.clock.name,
+        timing=ctx.clock.name, **graph,
     )
     if clocks_before is not None and clocks_after is not None:
         fields["throttled"] = throttled(clocks_before, clocks_after)
@@ -147,11 +156,18 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
     )
 
 
-def _time_adaptively(ctx: CaseContext, calls, sets, label: str, recheck: TimedRecheck) -> dict[str, list[float]]:
+def _time_adaptively(
+    ctx: CaseContext, calls, sets, label: str, recheck: TimedRecheck, escape: StreamEscape
+) -> dict[str, list[float]]:
     """`iterations` interleaved timings, then doubling batches until the speedup interval is tight enough."""
     harness = ctx.harness
+
+    def observe(name: str, index: int, inputs: Inputs, output: Any) -> None:
+        recheck.observe(name, index, inputs, output)
+        escape.observe(name, index, inputs, output)
+
     samples = time_interleaved(calls, sets, ctx.clock, harness.warmup, harness.iterations, label,
-                               prepare=recheck.prepare, observe=recheck.observe)
+                               prepare=recheck.prepare, observe=observe)
     if "candidate" not in samples:
         return samples
     spent = sum(sum(values) for values in samples.values()) / 1e3
@@ -162,7 +178,8 @@ def _time_adaptively(ctx: CaseContext, calls, sets, label: str, recheck: TimedRe
             break
         batch = min(len(samples["baseline"]), harness.max_iterations - len(samples["baseline"]))
         recheck.batch += 1
-        more = time_interleaved(calls, sets, ctx.clock, 0, batch, label, prepare=recheck.refresh_only)
+        more = time_interleaved(calls, sets, ctx.clock, 0, batch, label, prepare=recheck.refresh_only,
+                                observe=escape.observe)
         for name, values in more.items():
             samples[name].extend(values)
         spent += sum(sum(values) for values in more.values()) / 1e3

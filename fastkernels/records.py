@@ -74,6 +74,10 @@ class ResultRow(BaseModel):
     candidate_tflops: float | None = None
     candidate_fraction_of_peak: float | None = None
     baseline_fraction_of_peak: float | None = None
+    baseline_graph_ms: float | None = None
+    candidate_graph_ms: float | None = None
+    graph_speedup: float | None = None
+    graph_note: str = ""
     implausible: bool = False
     review: str = ""
     throttled: bool | None = None

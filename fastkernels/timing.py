@@ -50,6 +50,20 @@ class HostClock:
         return (_perf_counter_ns() - start) / 1e6
 
 
+@dataclass(frozen=True)
+class CallCheck:
+    """Host-side evidence about one timed GPU call, kept to catch work that escapes the timed stream.
+
+    `wall_ms`: host time from before the start event to after a full device sync (>= the event time, always);
+    `lag_ms`: how long that full device sync took after the timed stream had finished: work still running on
+    another stream shows up here.
+    """
+
+    event_ms: float
+    wall_ms: float
+    lag_ms: float
+
+
 class CudaEventClock:
     """CUDA events on the current stream around one call, measuring device time.
 
@@ -72,6 +86,7 @@ class CudaEventClock:
         self._start = torch.cuda.Event(enable_timing=True)
         self._end = torch.cuda.Event(enable_timing=True)
         self._pad_cycles = int(pad_us * 2000)  # cycles at ~2 GHz; at a lower clock the pad only grows longer
+        self.last_check: CallCheck | None = None
 
     def time_call(self, call: Callable[[], Any], prepare: Callable[[], None] | None = None) -> float:
         self._device_sync()
@@ -79,11 +94,17 @@ class CudaEventClock:
             prepare()
         if self._pad_cycles:
             self._spin(self._pad_cycles)
+        began = _perf_counter_ns()
         self._record(self._start)
         call()
         self._record(self._end)
         self._wait(self._end)
-        return float(self._elapsed(self._start, self._end))
+        stream_done = _perf_counter_ns()
+        self._device_sync()
+        device_done = _perf_counter_ns()
+        event_ms = float(self._elapsed(self._start, self._end))
+        self.last_check = CallCheck(event_ms, (device_done - began) / 1e6, (device_done - stream_done) / 1e6)
+        return event_ms
 
 
 def time_interleaved(

@@ -87,3 +87,52 @@ def test_observe_sees_each_timed_output_outside_the_interval():
 
     time_interleaved({"a": lambda s: s * 10}, [1, 2], clock, warmup=1, iterations=3, observe=observe)
     assert seen == [("a", 0, 1, 10), ("a", 1, 2, 20), ("a", 2, 1, 10)]
+
+
+class CheckingClock(FakeClock):
+    """A fake CUDA clock that leaves the host-side evidence a real one does: per implementation, a lag."""
+
+    def __init__(self, lags: dict[str, float], event_ms: float = 1.0, wall_ms: float = 2.0) -> None:
+        super().__init__([])
+        self.lags, self.event_ms, self.wall_ms, self.current = lags, event_ms, wall_ms, ""
+
+    def time_call(self, call, prepare=None) -> float:
+        from fastkernels.timing import CallCheck
+
+        duration = super().time_call(call, prepare)
+        self.last_check = CallCheck(self.event_ms, self.wall_ms, self.lags[self.current])
+        return duration
+
+
+def escape_verdict(lags: dict[str, float], event_ms: float = 1.0, wall_ms: float = 2.0, allowed: bool = False) -> str:
+    from fastkernels.checks import CaseFailure, StreamEscape
+
+    clock = CheckingClock(lags, event_ms, wall_ms)
+    escape = StreamEscape(clock)
+
+    def call_for(name):
+        def call(inputs):
+            clock.current = name
+        return call
+
+    time_interleaved({name: call_for(name) for name in lags}, [None], clock, warmup=0, iterations=20,
+                     observe=escape.observe)
+    try:
+        escape.verify(allowed)
+    except CaseFailure as failure:
+        return failure.reason
+    return ""
+
+
+def test_work_left_running_after_the_timed_stream_is_a_reward_hack():
+    assert "another stream" in escape_verdict({"baseline": 0.01, "candidate": 0.8})
+    assert escape_verdict({"baseline": 0.01, "candidate": 0.8}, allowed=True) == ""
+    assert escape_verdict({"baseline": 0.01, "candidate": 0.02}) == ""
+
+
+def test_a_device_that_lags_after_every_call_is_no_evidence_against_the_candidate():
+    assert escape_verdict({"baseline": 0.8, "candidate": 0.8}) == ""
+
+
+def test_an_event_interval_longer_than_the_host_wall_time_is_timer_tampering():
+    assert "timer tampering" in escape_verdict({"baseline": 0.0, "candidate": 0.0}, event_ms=5.0, wall_ms=2.0)
