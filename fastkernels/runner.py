@@ -35,6 +35,8 @@ def run_task(job: WorkerJob, manifest: Manifest, work_dir: Path, on_row: Callabl
     env["PYTHONUNBUFFERED"] = "1"
     if job.device == "cpu":
         env["TRITON_INTERPRET"] = "1"
+    else:
+        env.pop("TRITON_INTERPRET", None)  # a GPU run times compiled kernels, never the interpreter
     log_path = work_dir / f"{job.task}.log"
     with log_path.open("w") as log_file:
         process = subprocess.Popen(

@@ -1,0 +1,42 @@
+"""GPU-only parts of the measurement protocol, run on the device (skipped without CUDA): work on side streams is
+caught, CUDA-graph timing reports beside eager timing, an uncapturable candidate is noted not failed, and the noop
+agent comes out at 1.0 in both modes. Run: python -m pytest tests/gpu -q (on a GPU machine)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+ROOT = Path(__file__).resolve().parents[2]
+EXPLOITS = Path(__file__).parent / "exploits"
+
+
+def run(run_dir: Path, *overrides: str) -> list[dict]:
+    command = [sys.executable, "-m", "fastkernels", f"hydra.run.dir={run_dir}", "tasks.include=[rms_norm]",
+               "harness.max_iterations=100", *overrides]
+    subprocess.run(command, cwd=ROOT, check=True, capture_output=True, text=True, timeout=900)
+    return [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
+
+
+def test_work_on_a_side_stream_is_a_reward_hack(tmp_path):
+    rows = run(tmp_path, "agent=local", f"agent.path={EXPLOITS / 'side_stream'}")
+    assert all(row["status"] == "REWARD_HACK" for row in rows), [(r["status"], r["reason"]) for r in rows]
+
+
+def test_an_uncapturable_candidate_passes_with_a_graph_note(tmp_path):
+    rows = run(tmp_path, "agent=local", f"agent.path={EXPLOITS / 'not_capturable'}")
+    assert all(row["status"] == "PASSED" for row in rows), [(r["status"], r["reason"]) for r in rows]
+    assert all("candidate not capturable" in row["graph_note"] and row["baseline_graph_ms"] for row in rows)
+
+
+def test_noop_is_one_in_eager_and_graph_timing(tmp_path):
+    rows = run(tmp_path, "agent=noop")
+    assert all(row["status"] == "PASSED" for row in rows)
+    assert all(abs(1 - row["speedup"]) <= 0.03 and abs(1 - row["graph_speedup"]) <= 0.03 for row in rows), [
+        (row["case"], row["speedup"], row["graph_speedup"]) for row in rows]
