@@ -1,4 +1,8 @@
-"""The command line: `python -m fastkernels [hydra overrides]` (see conf/config.yaml for the groups)."""
+"""The command line: `python -m fastkernels [hydra overrides]` (see conf/config.yaml for the groups).
+
+`python -m fastkernels list [--json] [--level N] [--category C]` lists the tasks (fastkernels/listing.py); it is
+dispatched before Hydra parses argv, which would take `list` for a malformed override.
+"""
 
 from __future__ import annotations
 
@@ -32,6 +36,10 @@ def _hydra_main(cfg: DictConfig) -> None:
 
 
 def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "list":
+        from fastkernels import listing
+
+        sys.exit(listing.main(sys.argv[2:]))
     _hydra_main()
 
 
