@@ -28,7 +28,12 @@ def _hydra_main(cfg: DictConfig) -> None:
     run_dir = Path(HydraConfig.get().runtime.output_dir)
     try:
         config = RunConfig.from_omegaconf(cfg)
-        run(config, run_dir)
+        if config.runner.name == "container":  # the same config, re-invoked inside the profile's pinned image
+            from fastkernels.container import run_in_container
+
+            run_in_container(config, run_dir, HydraConfig.get().overrides.task)
+        else:
+            run(config, run_dir)
     except (ConfigError, ManifestError, UnknownTaskError) as error:
         log.error("%s", error)
         print(f"fastkernels: error: {error}", file=sys.stderr)
@@ -40,6 +45,10 @@ def main() -> None:
         from fastkernels import listing
 
         sys.exit(listing.main(sys.argv[2:]))
+    if len(sys.argv) > 1 and sys.argv[1] == "report":
+        from fastkernels import report
+
+        sys.exit(report.main(sys.argv[2:]))
     _hydra_main()
 
 

@@ -2,12 +2,18 @@
 
 Speedups move with the driver, CUDA, torch/triton versions, TF32 settings and the code itself, so all of them are
 recorded next to the results. Every value is plain JSON; anything that cannot be read is None, never an error.
+
+The installed packages are also compared with the hash-pinned lock file of the run's line (requirements/cpu.lock on the
+CPU, requirements/gpu-cu<major><minor>.lock for the profile's cuda_version): `lock_file` names it and `lock_drift` lists
+every locked package whose installed version differs, `{name: {"locked": v, "installed": v or None}}`.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.metadata
 import os
+import re
 import platform
 import socket
 import subprocess
@@ -31,6 +37,7 @@ ENV_VARS = (
     "TRITON_INTERPRET", "TRITON_CACHE_DIR", "TRITON_PRINT_AUTOTUNING", "TORCH_CUDA_ARCH_LIST",
     "TORCHINDUCTOR_CACHE_DIR", "TORCHINDUCTOR_MAX_AUTOTUNE", "TORCH_COMPILE_DEBUG", "PYTORCH_CUDA_ALLOC_CONF",
     "CUBLAS_WORKSPACE_CONFIG", "NVIDIA_TF32_OVERRIDE", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+    "FASTKERNELS_LOCK_FILE", "FASTKERNELS_CONTAINER_IMAGE",
 )
 
 
@@ -43,6 +50,103 @@ def package_versions() -> dict[str, str | None]:
         except importlib.metadata.PackageNotFoundError:
             versions[name] = None
     return versions
+
+
+LOCK_DIR = "requirements"
+_PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?\s*===?\s*([^\s;\\]+)\s*(?:;\s*([^\\]+?))?\s*\\?\s*$")
+
+
+def canonical_name(name: str) -> str:
+    """PEP 503's normalised distribution name: `Jinja2`, `typing_extensions` -> `jinja2`, `typing-extensions`."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def lock_file_for(device_kind: str, cuda_version: str | None, project_root: Path) -> Path:
+    """The lock file of a run's line: cpu.lock on the CPU, gpu-cu<major><minor>.lock for a CUDA profile.
+    FASTKERNELS_LOCK_FILE names another (a container or a Nix shell installed from a different lock)."""
+    if os.environ.get("FASTKERNELS_LOCK_FILE"):
+        return Path(os.environ["FASTKERNELS_LOCK_FILE"])
+    if device_kind != "cuda":
+        return project_root / LOCK_DIR / "cpu.lock"
+    line = "cu" + "".join((cuda_version or "unknown").split(".")[:2])
+    return project_root / LOCK_DIR / f"gpu-{line}.lock"
+
+
+def _marker_applies(marker: str | None) -> bool:
+    """Whether an environment marker (`; sys_platform == 'linux'`) holds here; True when it cannot be judged."""
+    if not marker:
+        return True
+    try:
+        from packaging.markers import Marker
+
+        return bool(Marker(marker).evaluate())
+    except Exception:
+        return True
+
+
+def read_lock(path: Path) -> dict[str, str]:
+    """`name==version` pins of a pip/uv requirements lock (hash and comment lines skipped), by canonical name."""
+    pins: dict[str, str] = {}
+    for line in path.read_text().splitlines():
+        match = _PIN.match(line.strip())
+        if match and _marker_applies(match.group(3)):
+            pins[canonical_name(match.group(1))] = match.group(2)
+    return pins
+
+
+def _same_version(locked: str, installed: str) -> bool:
+    try:
+        from packaging.version import Version
+
+        return Version(locked) == Version(installed)
+    except Exception:
+        return locked == installed
+
+
+def lock_drift(pins: dict[str, str], installed: dict[str, str | None] | None = None) -> dict[str, dict[str, str | None]]:
+    """Every locked package whose installed version differs from its pin (None: not installed)."""
+    drift: dict[str, dict[str, str | None]] = {}
+    for name, locked in sorted(pins.items()):
+        if installed is not None:
+            have = installed.get(name)
+        else:
+            try:
+                have = importlib.metadata.version(name)
+            except importlib.metadata.PackageNotFoundError:
+                have = None
+        if have is None or not _same_version(locked, have):
+            drift[name] = {"locked": locked, "installed": have}
+    return drift
+
+
+def lock_state(device_kind: str, cuda_version: str | None, project_root: Path) -> dict[str, Any]:
+    """env.json's `lock_file` (path relative to the project where it lies there, its sha256) and `lock_drift`
+    (None when the line has no lock file)."""
+    path = lock_file_for(device_kind, cuda_version, project_root)
+    try:
+        shown = str(path.resolve().relative_to(project_root.resolve()))
+    except ValueError:
+        shown = str(path)
+    if not path.is_file():
+        return {"lock_file": shown, "lock_sha256": None, "lock_drift": None}
+    try:
+        data = path.read_bytes()
+        return {"lock_file": shown, "lock_sha256": hashlib.sha256(data).hexdigest(),
+                "lock_drift": lock_drift(read_lock(path))}
+    except (OSError, UnicodeDecodeError):
+        return {"lock_file": shown, "lock_sha256": None, "lock_drift": None}
+
+
+def drift_message(environment: dict[str, Any]) -> str | None:
+    """One log line naming the packages that differ from the lock, or None when nothing drifted."""
+    drift = environment.get("lock_drift")
+    if not drift:
+        return None
+    shown = ", ".join(f"{name} {entry['installed'] or 'missing'} (locked {entry['locked']})"
+                      for name, entry in list(drift.items())[:8])
+    more = f" and {len(drift) - 8} more" if len(drift) > 8 else ""
+    return (f"environment differs from {environment.get('lock_file')}: {len(drift)} package(s): {shown}{more}; "
+            f"env.json lock_drift lists them (scripts/lock.sh, containers/ and flake.nix give the locked stack)")
 
 
 def _git(root: Path, *args: str) -> str | None:
@@ -103,4 +207,5 @@ def fingerprint(device: DeviceInfo, profile: HardwareProfile, project_root: Path
         **_torch_state(),
         **git_state(project_root),
         "env": {name: os.environ.get(name) for name in ENV_VARS},
+        **lock_state(device.kind, profile.cuda_version, project_root),
     }

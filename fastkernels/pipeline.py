@@ -10,7 +10,7 @@ from fastkernels.artifacts import write_json, write_jsonl
 from fastkernels.clock_policy import apply_clock_policy
 from fastkernels.clocks import read_clocks
 from fastkernels.config import CONF_DIR, PROJECT_ROOT, TASKS_DIR, ConfigError, RunConfig
-from fastkernels.environment import fingerprint
+from fastkernels.environment import drift_message, fingerprint
 from fastkernels.hardware import detect_device, load_profiles, resolve_profile
 from fastkernels.macroeval import KernelLevelReport, format_table, kernel_level
 from fastkernels.progress import Progress
@@ -58,6 +58,8 @@ def run(config: RunConfig, run_dir: Path, tasks_root: Path = TASKS_DIR) -> tuple
     rows: list[ResultRow] = []
     with apply_clock_policy(config.clocks.policy, profile, device.device_index) as clocks:
         environment = fingerprint(device, profile, PROJECT_ROOT)  # after any lock, so env.json shows it
+        if (drift := drift_message(environment)) is not None:
+            log.warning("%s", drift)
         environment["clock_policy"] = clocks.summary()
         environment["task_clocks"] = []
         write_json(run_dir / "env.json", environment)

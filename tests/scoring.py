@@ -17,6 +17,7 @@ from fastkernels.worker import WorkerJob
 def cpu_job(agent_dir: Path | None, work_dir: Path, task: str = "rms_norm", *overrides: str) -> tuple[WorkerJob, object]:
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         cfg = compose(config_name="config", overrides=["hardware=cpu", "harness.iterations=8", "harness.warmup=1",
+                                                      "harness.max_iterations=24",
                                                       *overrides])
     config = RunConfig.from_omegaconf(cfg)
     registry = Registry()

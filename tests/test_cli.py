@@ -15,7 +15,7 @@ CANDIDATES = Path(__file__).parent / "candidates"
 
 def fastkernels(run_dir: Path, *overrides: str) -> subprocess.CompletedProcess:
     command = [sys.executable, "-m", "fastkernels", "hardware=cpu", f"hydra.run.dir={run_dir}",
-               "harness.iterations=10", "harness.warmup=2", *overrides]
+               "harness.iterations=10", "harness.warmup=2", "harness.max_iterations=20", *overrides]
     return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
 
 
@@ -79,7 +79,7 @@ def test_bad_input_is_a_one_line_error_naming_the_key(tmp_path):
 
 def test_multirun_writes_one_complete_run_directory_per_job(tmp_path):
     command = [sys.executable, "-m", "fastkernels", "-m", "hardware=cpu", "agent=noop,reference",
-               "tasks.include=[silu_and_mul]", "harness.iterations=5", "harness.warmup=1", f"hydra.sweep.dir={tmp_path}"]
+               "tasks.include=[silu_and_mul]", "harness.iterations=5", "harness.warmup=1", "harness.max_iterations=10", f"hydra.sweep.dir={tmp_path}"]
     result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-2000:]
     runs = sorted(path.parent for path in tmp_path.glob("*/results.jsonl"))
