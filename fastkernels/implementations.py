@@ -26,9 +26,14 @@ class InterfaceMismatch(TypeError):
 
 
 def import_file(path: Path, namespace: str) -> object:
-    """Import a Python file as a fresh module named after `namespace` and the file's absolute path."""
+    """Import a Python file once per process, as a module named after `namespace` and the file's absolute path.
+
+    A second request returns the same module: classes keep one identity (the integrity snapshot relies on it).
+    """
     digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:10]
     name = f"fastkernels_loaded.{namespace}.{path.stem}_{digest}"
+    if name in sys.modules:
+        return sys.modules[name]
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot import {path}")

@@ -85,3 +85,21 @@ def test_multirun_writes_one_complete_run_directory_per_job(tmp_path):
     runs = sorted(path.parent for path in tmp_path.glob("*/results.jsonl"))
     assert [run.name for run in runs] == ["0_cpu_noop", "1_cpu_reference"]
     assert all((run / "macroeval.json").exists() and rows(run) for run in runs)
+
+
+@pytest.mark.parametrize("agent, status", [("composed_honest", "PASSED"), ("composed_wrong", "INCORRECT")])
+def test_composed_mode_swaps_an_l1_candidate_into_the_l2_task_built_from_it(agent, status, tmp_path):
+    result = fastkernels(tmp_path, "agent=local", f"agent.path={CANDIDATES / agent}", "mode=composed",
+                         "tasks.include=[silu_and_mul,llama_mlp]")
+    assert result.returncode == 0, result.stderr[-2000:]
+    by_task = {}
+    for row in rows(tmp_path):
+        by_task.setdefault(row["task"], set()).add(row["status"])
+    assert by_task == {"silu_and_mul": {status}, "llama_mlp": {status}}
+
+
+def test_independent_mode_leaves_the_l2_task_not_attempted(tmp_path):
+    result = fastkernels(tmp_path, "agent=local", f"agent.path={CANDIDATES / 'composed_wrong'}",
+                         "tasks.include=[llama_mlp]")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert {row["status"] for row in rows(tmp_path)} == {"NOT_ATTEMPTED"}
