@@ -3,26 +3,14 @@
 
 from __future__ import annotations
 
-import math
+from pathlib import Path
 
-import torch
-import torch.nn.functional as F
-from torch import nn
-from torch.nn.attention import SDPBackend, sdpa_kernel
+from torch.nn.attention import SDPBackend
+
+from fastkernels.implementations import import_file
+
+_default = import_file(Path(__file__).with_name("sdpa_default.py"), namespace="tasks.causal_attention")
 
 
-class CausalAttention(nn.Module):
-    def __init__(self, num_heads: int, num_kv_heads: int, head_dim: int) -> None:
-        super().__init__()
-        self.num_heads = num_heads
-        self.num_kv_heads = num_kv_heads
-        self.head_dim = head_dim
-        self.softmax_scale = 1.0 / math.sqrt(head_dim)
-
-    def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-        with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
-            out = F.scaled_dot_product_attention(
-                q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
-                is_causal=True, scale=self.softmax_scale, enable_gqa=self.num_kv_heads != self.num_heads,
-            )
-        return out.transpose(1, 2)
+class CausalAttention(_default.CausalAttention):
+    backend = SDPBackend.CUDNN_ATTENTION

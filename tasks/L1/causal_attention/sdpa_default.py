@@ -5,12 +5,17 @@ from __future__ import annotations
 
 import math
 
+import contextlib
+
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.nn.attention import SDPBackend, sdpa_kernel
 
 
 class CausalAttention(nn.Module):
+    backend: SDPBackend | None = None  # None: PyTorch chooses; sdpa_flash.py / sdpa_cudnn.py force one
+
     def __init__(self, num_heads: int, num_kv_heads: int, head_dim: int) -> None:
         super().__init__()
         self.num_heads = num_heads
@@ -19,8 +24,9 @@ class CausalAttention(nn.Module):
         self.softmax_scale = 1.0 / math.sqrt(head_dim)
 
     def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-        out = F.scaled_dot_product_attention(
-            q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
-            is_causal=True, scale=self.softmax_scale, enable_gqa=self.num_kv_heads != self.num_heads,
-        )
+        with sdpa_kernel(self.backend) if self.backend is not None else contextlib.nullcontext():
+            out = F.scaled_dot_product_attention(
+                q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
+                is_causal=True, scale=self.softmax_scale, enable_gqa=self.num_kv_heads != self.num_heads,
+            )
         return out.transpose(1, 2)
