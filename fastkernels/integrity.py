@@ -58,6 +58,18 @@ class Integrity:
     """Snapshot now; `changed()` later lists patched callables and altered settings (empty when untouched)."""
 
     def __init__(self) -> None:
+        # torch.compile wraps torch.manual_seed (at import) and nn.Module.__init__/__setstate__ (at its first
+        # compile) itself; do both first so a baseline or candidate that legitimately compiles is not mistaken for
+        # one that patches torch.
+        import torch._dynamo
+
+        try:
+            from torch._dynamo.mutation_guard import install_generation_tagging_init
+
+            install_generation_tagging_init()
+        except ImportError:  # another torch release: its first compile may then be reported; seen on 2.13
+            pass
+
         self._originals = _callables()
         self._settings = _settings()
 

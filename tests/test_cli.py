@@ -103,3 +103,10 @@ def test_independent_mode_leaves_the_l2_task_not_attempted(tmp_path):
                          "tasks.include=[llama_mlp]")
     assert result.returncode == 0, result.stderr[-2000:]
     assert {row["status"] for row in rows(tmp_path)} == {"NOT_ATTEMPTED"}
+
+
+def test_compiling_baselines_and_candidates_are_not_mistaken_for_patching(tmp_path):
+    result = fastkernels(tmp_path, "agent=local", f"agent.path={CANDIDATES / 'compiled'}", "baseline=inductor",
+                         "tasks.include=[silu_and_mul]")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert {(row["status"], row["baseline_impl"]) for row in rows(tmp_path)} == {("PASSED", "inductor")}
