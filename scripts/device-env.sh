@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
-# Source on the lent GPU machine (device tool): installs the carried wheels (.whl/, packed by
-# ../shared/device/pack-wheels.sh plus pydantic) into /tmp/site and puts them and the project on PYTHONPATH.
+# Source on the lent GPU machine (device tool): installs the carried wheels (.whl/) into /tmp/site and puts them and
+# the project on PYTHONPATH. Pack them here first (2026-11-29: 7 MB once ray and FLA are set aside):
+#   bash ../shared/device/pack-wheels.sh .whl pydantic==2.14.4 pydantic-core annotated-types typing-inspection
+#   python3 -m pip download -q --no-deps --only-binary=:all: -d .whl typing_extensions
+#   mkdir -p /tmp/whl-extra && mv .whl/ray-* .whl/fla_core* .whl/flash_linear* .whl/jsonschema* .whl/referencing* \
+#     .whl/rpds* /tmp/whl-extra/
+# then call the device tool with carry [".whl"] and a command starting `source scripts/device-env.sh`.
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
   || return 1
 export PYTHONPATH=/tmp/site:$PWD
