@@ -5,25 +5,19 @@ elementwise affine falls back to F.layer_norm (no task case uses that)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import torch
 import torch.nn.functional as F
 from liger_kernel.ops.layer_norm import LigerLayerNormFunction
-from torch import nn
+
+from fastkernels.implementations import import_file
+
+# The eager module owns the constructor and the parameters (one state dict for every implementation).
+_eager = import_file(Path(__file__).with_name("layer_norm.py"), namespace="tasks.layer_norm")
 
 
-class LayerNorm(nn.Module):
-    def __init__(self, normalized_shape: int, eps: float = 1e-5, elementwise_affine: bool = True) -> None:
-        super().__init__()
-        self.normalized_shape = (normalized_shape,)
-        self.eps = eps
-        self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = nn.Parameter(torch.ones(normalized_shape))
-            self.bias = nn.Parameter(torch.zeros(normalized_shape))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-
+class LayerNorm(_eager.LayerNorm):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if self.weight is None:
             return F.layer_norm(x, self.normalized_shape, None, None, self.eps)

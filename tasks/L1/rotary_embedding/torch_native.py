@@ -11,40 +11,18 @@ scaling is not part of this task (a separate task).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import torch
-from torch import nn
+
+from fastkernels.implementations import import_file
+
+# The eager module owns the constructor and the fp32 cos/sin table (the same bits for every implementation); this
+# one differs in how it rotates: bf16 q/k times the fp32 table, rounded per half, as vLLM's forward_native does.
+_eager = import_file(Path(__file__).with_name("rotary_embedding.py"), namespace="tasks.rotary_embedding")
 
 
-def cos_sin_cache(rotary_dim: int, max_position_embeddings: int, base: float) -> torch.Tensor:
-    """vLLM's RotaryEmbedding._compute_cos_sin_cache, in fp32 on the CPU: [max_position_embeddings, rotary_dim]."""
-    inv_freq = 1.0 / (base ** (torch.arange(0, rotary_dim, 2, dtype=torch.float, device="cpu") / rotary_dim))
-    t = torch.arange(max_position_embeddings, dtype=torch.float, device="cpu")
-    freqs = torch.einsum("i,j -> ij", t, inv_freq)
-    return torch.cat((freqs.cos(), freqs.sin()), dim=-1)
-
-
-class RotaryEmbedding(nn.Module):
-    def __init__(
-        self, head_size: int, rotary_dim: int, max_position_embeddings: int, base: float, is_neox_style: bool
-    ) -> None:
-        super().__init__()
-        self.head_size = head_size
-        self.rotary_dim = rotary_dim
-        self.max_position_embeddings = max_position_embeddings
-        self.base = base
-        self.is_neox_style = is_neox_style
-        self.register_buffer(
-            "cos_sin_cache", cos_sin_cache(rotary_dim, max_position_embeddings, base), persistent=False
-        )
-
-    def _apply(self, fn, recurse=True):
-        # Module.to(bf16) would round the fp32 table; keep its fp32 values (in fp32 or wider) and move it along.
-        table = self.cos_sin_cache
-        super()._apply(fn, recurse)
-        moved = self.cos_sin_cache
-        self.cos_sin_cache = table.to(device=moved.device, dtype=torch.promote_types(moved.dtype, torch.float32))
-        return self
-
+class RotaryEmbedding(_eager.RotaryEmbedding):
     def forward(self, positions: torch.Tensor, query: torch.Tensor, key: torch.Tensor | None = None):
         positions = positions.flatten()
         cos, sin = self.cos_sin_cache.index_select(0, positions).unsqueeze(-2).chunk(2, dim=-1)
