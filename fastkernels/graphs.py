@@ -68,9 +68,11 @@ def graph_fields(
     if "candidate" in graphs:
         check = graphs["candidate"]
         refill_inputs(manifest, case, check.inputs, generator("cuda", stream_seed(seed, manifest.name, case.name, "graph")))
+        # The oracle sees the inputs before the replay: a task may rotate its inputs in place (`mutates`).
+        expected = oracle(**oracle_inputs(clone(check.inputs)))
         check.graph.replay()
         torch.cuda.synchronize()
-        verdict = judge(check.output, template, oracle(**oracle_inputs(check.inputs)), tolerance.atol, tolerance.rtol)
+        verdict = judge(check.output, template, expected, tolerance.atol, tolerance.rtol)
         if not verdict.passed:
             raise CaseFailure(Status.REWARD_HACK, f"wrong under CUDA graph replay: {verdict.reason}", verdict.metrics)
 

@@ -1,6 +1,6 @@
 """`python -m fastkernels list`: the task library at a glance.
 
-Prints the tasks by level and family (a task's first category), each on one line with the architectures it serves,
+Prints the tasks by level and model family (a task's first family; manifest.FAMILIES), each on one line with the architectures it serves,
 the production module it mirrors, its CPU and GPU case counts, its components (level 2 and up) and its production
 implementations in order, with their provenance and requirements; a production implementation whose libraries do not
 import here is marked `[missing …]`. `--json` prints the same fields as a list of objects for machines.
@@ -54,6 +54,7 @@ class TaskEntry(BaseModel):
     name: str
     level: int
     family: str
+    families: list[str]
     categories: list[str]
     architectures: list[str]
     mirrors: MirrorsEntry
@@ -92,7 +93,8 @@ def task_entry(manifest: Manifest) -> TaskEntry:
     return TaskEntry(
         name=manifest.name,
         level=manifest.level,
-        family=manifest.categories[0],
+        family=manifest.families[0],
+        families=list(manifest.families),
         categories=list(manifest.categories),
         architectures=list(manifest.architectures),
         mirrors=MirrorsEntry(**manifest.mirrors.model_dump()),

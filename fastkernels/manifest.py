@@ -15,6 +15,18 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from fastkernels.expressions import ExpressionError, evaluate
 
+# The paper's eight model families (arXiv 2605.23215); every task names the ones whose architectures use it.
+FAMILIES = (
+    "dense-moe-llm",         # Llama-3.1, DeepSeek-V3.2, GLM, Mixtral, BitNet, GPT-OSS, EAGLE-3, Gemma
+    "linear-attention",      # Mamba, Mamba2, RWKV-7, GLA, RetNet, Qwen3-Next, Kimi-Linear, TTT, Jamba
+    "vision-video-audio",    # FLUX.1, HunyuanVideo, SDXL, SAM, Whisper, CosyVoice
+    "multimodal-encoders",   # Qwen2-VL, Qwen3-VL, Qwen2.5-Omni, SigLIP-2, DINOv3, SwinV2
+    "edge-detection",        # MobileNetV4, ConvNeXtV2, EfficientNetV2, YOLOv10, RT-DETRv2
+    "3d-robotics-science",   # 3D Gaussian splatting, Instant-NGP, PointTransformerV3, OpenFold3, Pi0, DP3
+    "recommendation",        # DLRMv2, LightGCN, BGE-M3, ColBERTv2, LLaDA
+    "world-models",          # Oasis, V-JEPA 2
+)
+Family = Literal[FAMILIES]  # type: ignore[valid-type]
 DTYPES = ("float64", "float32", "bfloat16", "float16", "int64", "int32", "bool")
 Device = Literal["cpu", "cuda"]
 Tier = Literal["cpu", "gpu"]
@@ -130,6 +142,7 @@ class Manifest(Strict):
     level: int = Field(ge=1, le=4)
     categories: list[str] = Field(min_length=1)
     architectures: list[str] = Field(min_length=1)
+    families: list[Family] = Field(min_length=1)
     mirrors: Mirrors
     interface: Interface
     implementations: Implementations
