@@ -16,16 +16,17 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from fastkernels.build import oracle_inputs
 from fastkernels.config import Tolerance
-from fastkernels.correctness import judge, unchanged
+from fastkernels.correctness import Verdict, unchanged
 from fastkernels.inputs import generator, refill_inputs, stream_seed
 from fastkernels.manifest import Case, Manifest
 from fastkernels.plan import one_line
 from fastkernels.records import ErrorMetrics, Status
 
 Inputs = dict[str, torch.Tensor]
-Round = tuple[Inputs, Any]
+# The judge process's answers (fastkernels.judge): an output of round i, or an output for given inputs.
+JudgeRound = Callable[[int, Any], Verdict]
+JudgeFresh = Callable[[Inputs, Any], Verdict]
 
 
 class CaseFailure(Exception):
@@ -41,14 +42,16 @@ def clone(inputs: Inputs) -> Inputs:
 
 
 def run_rounds(
-    module: Callable[..., Any], rounds: list[Round], template: Any, mutates: list[str], tolerance: Tolerance,
-    who: str, repeat_runs: int,
+    module: Callable[..., Any], rounds: list[Inputs], judge_round: JudgeRound, mutates: list[str], who: str,
+    repeat_runs: int,
 ) -> ErrorMetrics | None:
-    """Run `module` on every round (the first `repeat_runs` times); raise CaseFailure at the first wrong output."""
+    """Run `module` on every round (the first `repeat_runs` times); raise CaseFailure at the first wrong output.
+
+    `judge_round` compares with the round's reference in the judge process; the worker never holds one."""
     worst: ErrorMetrics | None = None
     schedule = [0] * repeat_runs + list(range(1, len(rounds)))
     for run, index in enumerate(schedule):
-        inputs, reference = rounds[index]
+        inputs = rounds[index]
         given = clone(inputs)
         try:
             output = module(**given)
@@ -56,7 +59,8 @@ def run_rounds(
             raise CaseFailure(Status.RUNTIME_ERROR, f"{who} raised in round {index}: {one_line(error)}") from None
         if any(t.is_cuda for t in given.values()):
             torch.cuda.synchronize()
-        verdict = judge(output, template, reference, tolerance.atol, tolerance.rtol)
+        verdict = judge_round(index, output)
+        del output
         repeat = f", repeat {run}" if index == 0 and run > 0 else ""
         if not verdict.passed:
             raise CaseFailure(Status.INCORRECT, f"{who}, round {index}{repeat}: {verdict.reason}", verdict.metrics)
@@ -121,11 +125,10 @@ class TimedRecheck:
             self.captured.append((index, self._pending, _detach_clone(output)))
             self._pending = None
 
-    def verify(self, oracle: Callable[..., Any], template: Any, tolerance: Tolerance) -> None:
-        """Judge every captured timed output against a float64 reference of the inputs it was given."""
+    def verify(self, judge_fresh: JudgeFresh) -> None:
+        """Judge every captured timed output against a fresh float64 reference of the inputs it was given."""
         for index, inputs, output in self.captured:
-            reference = oracle(**oracle_inputs(inputs))
-            verdict = judge(output, template, reference, tolerance.atol, tolerance.rtol)
+            verdict = judge_fresh(inputs, output)
             if not verdict.passed:
                 raise CaseFailure(
                     Status.REWARD_HACK,

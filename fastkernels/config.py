@@ -90,6 +90,7 @@ class HarnessConfig(Strict):
     max_timing_s: float = Field(default=20.0, gt=0)
     review_speedup: float = Field(default=10.0, gt=1)
     cuda_graphs: bool = True
+    time_eager: bool = False
     timeout_s: float = Field(gt=0)
     flush_l2: bool = True
     timing: Literal["auto", "cuda_events", "host_clock"] = "auto"
@@ -115,6 +116,15 @@ class RunnerConfig(Strict):
     dry_run: bool = False
 
 
+class ScaleConfig(Strict):
+    """How tasks spread over devices (fastkernels.scale): `serial`, `threads` (one lane per GPU of this host) or
+    `ray` (one Ray task per task, one GPU each). `devices`: how many (`all`: every visible GPU; 1 lane on the CPU)."""
+
+    backend: Literal["serial", "threads", "ray"] = "serial"
+    devices: int | Literal["all"] = Field(default="all")
+    ray_address: str | None = None
+
+
 class RunConfig(Strict):
     hardware: HardwareProfile
     tasks: TaskSelection
@@ -124,6 +134,7 @@ class RunConfig(Strict):
     clocks: ClockPolicy
     mode: Literal["independent", "composed"]
     runner: RunnerConfig = RunnerConfig()
+    scale: ScaleConfig = ScaleConfig()
 
     @classmethod
     def from_omegaconf(cls, cfg: DictConfig) -> "RunConfig":

@@ -1,8 +1,9 @@
 """One case of one task: check every implementation against the float64 oracle, then time baseline vs candidate.
 
+The oracle lives in the judge process (judge.py); this worker process only ever sends it outputs to judge.
 Order of work, per case:
-1. reference weights, the float64 oracle and `correctness_rounds` fresh input sets with the oracle's outputs;
-   the eager module in the case dtype fixes what an output must look like (structure, shapes, dtypes);
+1. reference weights and `correctness_rounds` fresh input sets; the judge rebuilds both from the seeds and holds
+   the oracle's outputs and the template (the eager module in the case dtype: structure, shapes, dtypes);
 2. every baseline implementation is checked exactly like a candidate; incorrect ones are dropped, and a case whose
    baselines all fail is a BASELINE_ERROR (the benchmark's defect, never scored against the agent);
 3. the candidate is checked on every round and repeat (checks.py), then for precision against the baselines;
@@ -19,17 +20,18 @@ from typing import Any, Callable
 
 import torch
 
-from fastkernels.build import build, oracle_inputs, reference_state
+from fastkernels.build import build, reference_state
 from fastkernels.clock_policy import throttled
 from fastkernels.checks import CaseFailure, StreamEscape, TimedRecheck, check_precision, clone, run_rounds
 from fastkernels.config import HardwareProfile, HarnessConfig
 from fastkernels.graphs import graph_fields
 from fastkernels.inputs import generator, make_inputs, stream_seed
 from fastkernels.integrity import Integrity
+from fastkernels.judge import JudgeClient, JudgeError
 from fastkernels.plan import Impl, TaskPlan, Unusable, one_line
 from fastkernels.records import ResultRow, Status
 from fastkernels.roofline import roofline_fields
-from fastkernels.timing import Clock, speedup_ci95, summarize, time_interleaved
+from fastkernels.timing import Clock, extend_until_tight, paired_speedup, speedup_ci95, summarize, time_interleaved
 
 Inputs = dict[str, torch.Tensor]
 
@@ -44,6 +46,7 @@ class CaseContext:
     clock: Clock
     flush: Callable[[], None] | None
     row_base: dict[str, Any]
+    judge: JudgeClient = None  # type: ignore[assignment]  # the judge process (always set by the worker)
     integrity: Integrity | None = None
     read_clocks: Callable[[], Any] | None = None  # NVML snapshot around the timed loop (GPU only)
 
@@ -67,21 +70,23 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
     tolerance = manifest.tolerance.get(case.dtype) or harness.tolerance[case.dtype]
     label = f"{manifest.name}/{case.name}"
     state = reference_state(manifest, case, plan.eager.cls, plan.eager.components, ctx.device, harness.seed)
+    try:
+        ctx.judge.start_case(case.name, tolerance.atol, tolerance.rtol)
+    except JudgeError as error:
+        raise CaseFailure(Status.BASELINE_ERROR, f"the oracle could not be built: {error}") from None
+    judge_round, judge_fresh = _asking(ctx.judge.judge_round), _asking(ctx.judge.judge_fresh)
     with torch.no_grad():
-        oracle = build(plan.eager.cls, case, plan.eager.components, state, ctx.device, "oracle", torch.float64)
         rounds = []
         for r in range(harness.correctness_rounds):
             gen = generator(ctx.device, stream_seed(harness.seed, manifest.name, case.name, "round", r))
-            inputs = make_inputs(manifest, case, ctx.device, gen)
-            rounds.append((inputs, oracle(**oracle_inputs(clone(inputs)))))
-        template = _instantiate(plan.eager, ctx, state, Status.BASELINE_ERROR, "eager")(**clone(rounds[0][0]))
+            rounds.append(make_inputs(manifest, case, ctx.device, gen))
         baselines, baseline_errors, alternatives = {}, {}, {}
         alternatives.update({name: f"unavailable: {why}" for name, why in plan.unavailable.items()})
         for impl in plan.baselines:
             try:
                 module = _instantiate(impl, ctx, state, Status.BASELINE_ERROR, impl.name)
                 baseline_errors[impl.name] = run_rounds(
-                    module, rounds, template, manifest.mutates, tolerance, impl.name, harness.repeat_runs)
+                    module, rounds, judge_round, manifest.mutates, impl.name, harness.repeat_runs)
                 baselines[impl.name] = module
             except CaseFailure as failure:
                 alternatives[impl.name] = f"rejected: {failure.reason}"
@@ -91,7 +96,11 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
         if isinstance(plan.candidate, Unusable) and plan.candidate.status is not Status.NOT_ATTEMPTED:
             raise CaseFailure(plan.candidate.status, plan.candidate.reason)
         sets = _timing_sets(ctx, rounds)
-        chosen, times = _choose_baseline(ctx, baselines, sets)
+        eager_timed = None
+        if harness.time_eager and ctx.row_base.get("baseline") == "production":
+            eager_timed = _instantiate(plan.eager, ctx, state, Status.BASELINE_ERROR, "eager")
+        chosen, times = _choose_baseline(ctx, baselines, sets, eager_timed)
+        del eager_timed
         alternatives.update(times)
         candidate_impl = plan.candidate if isinstance(plan.candidate, Impl) else None
         if plan.candidate is None:  # noop: the chosen baseline again, as a separate instance
@@ -101,7 +110,7 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
             candidate = _instantiate(candidate_impl, ctx, state, Status.RUNTIME_ERROR, "candidate")
             _verify_integrity(ctx, "while the candidate was built")
             metrics = run_rounds(
-                candidate, rounds, template, manifest.mutates, tolerance, "candidate", harness.repeat_runs)
+                candidate, rounds, judge_round, manifest.mutates, "candidate", harness.repeat_runs)
             _verify_integrity(ctx, "while the candidate ran")
             factor = manifest.calibration_factor or harness.calibration_factor
             check_precision(metrics, list(baseline_errors.values()), tolerance, factor, harness.calibration_floor)
@@ -119,12 +128,12 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
         clocks_after = ctx.read_clocks() if ctx.read_clocks is not None else None
         _verify_integrity(ctx, "while the candidate was timed")
         escape.verify("side_streams" in manifest.allow)
-        recheck.verify(oracle, template, tolerance)
+        recheck.verify(judge_fresh)
         graph = {}
         if ctx.device == "cuda" and harness.cuda_graphs:
             modules = {"baseline": baselines[chosen], **({"candidate": candidate} if candidate is not None else {})}
-            graph = graph_fields(manifest, case, modules, sets[0], oracle, template, tolerance, ctx.clock, ctx.flush,
-                                 harness.warmup, harness.iterations, harness.seed)
+            graph = graph_fields(manifest, case, modules, sets[0], judge_fresh, ctx.clock, ctx.flush,
+                                 harness.warmup, harness.iterations, harness.seed, harness)
             _verify_integrity(ctx, "during CUDA-graph timing")
         output = calls["baseline"](sets[0])
     base = summarize(samples["baseline"])
@@ -142,7 +151,7 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
         return ResultRow(**ctx.row_base, **fields, **roofline, status=Status.NOT_ATTEMPTED, reason=reason)
     cand = summarize(samples["candidate"])
     roofline = roofline_fields(manifest, case, ctx.profile, sets[0], output, state, base.median_ms, cand.median_ms)
-    speedup = base.median_ms / cand.median_ms
+    speedup = paired_speedup(samples["baseline"], samples["candidate"])
     if speedup > harness.review_speedup and ctx.row_base.get("baseline") == "production":
         fields["review"] = f"speedup {speedup:.1f}x over the production baseline exceeds {harness.review_speedup:g}x"
     if roofline.get("implausible"):
@@ -168,22 +177,26 @@ def _time_adaptively(
 
     samples = time_interleaved(calls, sets, ctx.clock, harness.warmup, harness.iterations, label,
                                prepare=recheck.prepare, observe=observe)
-    if "candidate" not in samples:
-        return samples
-    spent = sum(sum(values) for values in samples.values()) / 1e3
-    while len(samples["baseline"]) < harness.max_iterations and spent < harness.max_timing_s:
-        low, high = speedup_ci95(samples["baseline"], samples["candidate"], seed=harness.seed)
-        estimate = summarize(samples["baseline"]).median_ms / summarize(samples["candidate"]).median_ms
-        if (high - low) / 2 <= harness.target_ci * estimate:
-            break
-        batch = min(len(samples["baseline"]), harness.max_iterations - len(samples["baseline"]))
+
+    def more(count: int) -> dict[str, list[float]]:
         recheck.batch += 1
-        more = time_interleaved(calls, sets, ctx.clock, 0, batch, label, prepare=recheck.refresh_only,
+        return time_interleaved(calls, sets, ctx.clock, 0, count, label, prepare=recheck.refresh_only,
                                 observe=escape.observe)
-        for name, values in more.items():
-            samples[name].extend(values)
-        spent += sum(sum(values) for values in more.values()) / 1e3
-    return samples
+
+    return extend_until_tight(samples, more, harness.target_ci, harness.max_iterations, harness.max_timing_s,
+                              harness.seed)
+
+
+def _asking(ask: Callable[..., Any]) -> Callable[..., Any]:
+    """A judge request whose failure (the judge died, its oracle raised) ends the case as a benchmark defect."""
+
+    def call(*args: Any) -> Any:
+        try:
+            return ask(*args)
+        except JudgeError as error:
+            raise CaseFailure(Status.BASELINE_ERROR, str(error)) from None
+
+    return call
 
 
 def _verify_integrity(ctx: CaseContext, when: str) -> None:
@@ -208,7 +221,7 @@ def _instantiate(impl: Impl, ctx: CaseContext, state, status: Status, who: str) 
 def _timing_sets(ctx: CaseContext, rounds) -> list[Inputs]:
     """Enough input sets that rotating through them defeats the cache (capped by max_rotating_sets)."""
     manifest, case = ctx.plan.manifest, ctx.plan.manifest.case(ctx.case_name)
-    set_bytes = sum(t.numel() * t.element_size() for t in rounds[0][0].values()) or 1
+    set_bytes = sum(t.numel() * t.element_size() for t in rounds[0].values()) or 1
     cache_bytes = (ctx.profile.l2_cache_mb or 32) * 2**20
     count = max(2, min(ctx.harness.max_rotating_sets, math.ceil(3 * cache_bytes / set_bytes)))
     seed = ctx.harness.seed
@@ -218,18 +231,25 @@ def _timing_sets(ctx: CaseContext, rounds) -> list[Inputs]:
     ]
 
 
-def _choose_baseline(ctx: CaseContext, baselines: dict[str, torch.nn.Module], sets) -> tuple[str, dict[str, float]]:
-    """The fastest correct baseline by median time; every contender's median is reported."""
-    if len(baselines) == 1:
+def _choose_baseline(
+    ctx: CaseContext, baselines: dict[str, torch.nn.Module], sets, eager: torch.nn.Module | None = None,
+) -> tuple[str, dict[str, float]]:
+    """The fastest correct baseline by median time; every contender's median is reported.
+
+    `eager` (harness.time_eager) is timed beside them for the record (docs/baselines.md), never chosen."""
+    contenders = dict(baselines)
+    if eager is not None:
+        contenders["eager"] = eager
+    if len(contenders) == 1:
         return next(iter(baselines)), {}
-    calls = {name: _caller(module) for name, module in baselines.items()}
+    calls = {name: _caller(module) for name, module in contenders.items()}
     iterations = max(3, ctx.harness.iterations // 2)
     flush = ctx.flush
     samples = time_interleaved(calls, sets, ctx.clock, ctx.harness.warmup, iterations,
                                f"{ctx.plan.manifest.name}/{ctx.case_name}/select",
                                prepare=(lambda name, index, inputs: flush()) if flush is not None else None)
     medians = {name: summarize(values).median_ms for name, values in samples.items()}
-    return min(medians, key=medians.__getitem__), medians
+    return min((name for name in baselines), key=medians.__getitem__), medians
 
 
 def _caller(module) -> Callable[[Inputs], Any]:

@@ -2,7 +2,7 @@
 
 Each implementation is captured once on static input tensors; every timed replay is preceded (untimed) by fresh
 values written into those static inputs and the cache flush, like the eager protocol. The graph's output is
-checked against the oracle once, after a replay on fresh inputs. A module that cannot be captured (host syncs,
+checked by the judge process once, after a replay on fresh inputs. A module that cannot be captured (host syncs,
 data-dependent shapes, allocations the capture forbids) is reported as such, never failed: graphs are a mode of
 measurement, not a requirement of the task.
 """
@@ -14,15 +14,13 @@ from typing import Any, Callable
 
 import torch
 
-from fastkernels.checks import CaseFailure, clone
-from fastkernels.config import Tolerance
-from fastkernels.correctness import judge
+from fastkernels.checks import CaseFailure, JudgeFresh, clone
+from fastkernels.config import HarnessConfig
 from fastkernels.inputs import generator, refill_inputs, stream_seed
 from fastkernels.manifest import Case, Manifest
 from fastkernels.plan import one_line
-from fastkernels.build import oracle_inputs
 from fastkernels.records import Status
-from fastkernels.timing import Clock, summarize, time_interleaved
+from fastkernels.timing import Clock, extend_until_tight, paired_speedup, summarize, time_interleaved
 
 Inputs = dict[str, torch.Tensor]
 
@@ -55,11 +53,12 @@ def capture(module: Callable[..., Any], example: Inputs, warmup: int = 3) -> Cap
 
 
 def graph_fields(
-    manifest: Manifest, case: Case, modules: dict[str, Callable[..., Any]], example: Inputs, oracle: Callable[..., Any],
-    template: Any, tolerance: Tolerance, clock: Clock, flush: Callable[[], None] | None, warmup: int, iterations: int,
-    seed: int,
+    manifest: Manifest, case: Case, modules: dict[str, Callable[..., Any]], example: Inputs, judge_fresh: JudgeFresh,
+    clock: Clock, flush: Callable[[], None] | None, warmup: int, iterations: int,
+    seed: int, repetition: HarnessConfig,
 ) -> dict[str, Any]:
-    """Graph-replay medians for baseline and candidate (and their ratio), or a note saying which was not capturable."""
+    """Graph-replay medians for baseline and candidate and the paired speedup, repeated adaptively like eager timing
+    (`repetition`: target_ci, max_iterations, max_timing_s), or a note saying which was not capturable."""
     captured = {name: capture(module, example) for name, module in modules.items()}
     notes = "; ".join(f"{name} not capturable: {c}" for name, c in captured.items() if isinstance(c, str))
     graphs: dict[str, Captured] = {name: c for name, c in captured.items() if not isinstance(c, str)}
@@ -68,11 +67,11 @@ def graph_fields(
     if "candidate" in graphs:
         check = graphs["candidate"]
         refill_inputs(manifest, case, check.inputs, generator("cuda", stream_seed(seed, manifest.name, case.name, "graph")))
-        # The oracle sees the inputs before the replay: a task may rotate its inputs in place (`mutates`).
-        expected = oracle(**oracle_inputs(clone(check.inputs)))
+        # The judge sees the inputs as they were before the replay: a task may rotate them in place (`mutates`).
+        given = clone(check.inputs)
         check.graph.replay()
         torch.cuda.synchronize()
-        verdict = judge(check.output, template, expected, tolerance.atol, tolerance.rtol)
+        verdict = judge_fresh(given, check.output)
         if not verdict.passed:
             raise CaseFailure(Status.REWARD_HACK, f"wrong under CUDA graph replay: {verdict.reason}", verdict.metrics)
 
@@ -83,10 +82,13 @@ def graph_fields(
             flush()
 
     calls = {name: (lambda _, g=graphs[name].graph: g.replay()) for name in graphs}
-    samples = time_interleaved(calls, [None], clock, warmup, iterations, f"{manifest.name}/{case.name}/graph",
-                               prepare=prepare)
+    label = f"{manifest.name}/{case.name}/graph"
+    samples = time_interleaved(calls, [None], clock, warmup, iterations, label, prepare=prepare)
+    samples = extend_until_tight(
+        samples, lambda count: time_interleaved(calls, [None], clock, 0, count, label, prepare=prepare),
+        repetition.target_ci, repetition.max_iterations, repetition.max_timing_s, seed)
     fields: dict[str, Any] = {"baseline_graph_ms": summarize(samples["baseline"]).median_ms, "graph_note": notes}
     if "candidate" in samples:
         fields["candidate_graph_ms"] = summarize(samples["candidate"]).median_ms
-        fields["graph_speedup"] = fields["baseline_graph_ms"] / fields["candidate_graph_ms"]
+        fields["graph_speedup"] = paired_speedup(samples["baseline"], samples["candidate"])
     return fields

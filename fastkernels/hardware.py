@@ -77,6 +77,13 @@ def detect_device(index: int = 0) -> DeviceInfo:
     )
 
 
+def device_count() -> int:
+    """CUDA devices visible to this process (0 without CUDA)."""
+    import torch
+
+    return torch.cuda.device_count() if torch.cuda.is_available() else 0
+
+
 def load_profiles(conf_dir: Path) -> dict[str, HardwareProfile]:
     """Every concrete profile in `conf_dir`/hardware, by name. auto.yaml is a selector, not a profile, so it is skipped.
 

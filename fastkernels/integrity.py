@@ -8,6 +8,7 @@ its timers before any candidate is imported (timing.py), so a patch cannot fake 
 
 from __future__ import annotations
 
+import multiprocessing.connection
 import sys
 from typing import Any
 
@@ -16,7 +17,8 @@ import torch
 WATCHED_MODULES = ("time", "gc", "torch", "torch.nn", "torch.nn.functional", "torch.cuda", "torch.linalg",
                    "torch.autograd", "triton", "triton.testing", "nvtx", "numpy")
 WATCHED_PREFIXES = ("fastkernels", "fastkernels_loaded.tasks", "liger_kernel", "flash_attn")
-WATCHED_CLASSES: tuple[type, ...] = (torch.Tensor, torch.nn.Module, torch.cuda.Event, torch.cuda.Stream)
+WATCHED_CLASSES: tuple[type, ...] = (torch.Tensor, torch.nn.Module, torch.cuda.Event, torch.cuda.Stream,
+                                     multiprocessing.connection.Connection)
 
 
 def _settings() -> dict[str, Any]:
@@ -40,7 +42,11 @@ def _watched_namespaces() -> dict[str, dict[str, Any]]:
             continue
         if name in WATCHED_MODULES or name.startswith(WATCHED_PREFIXES):
             spaces[name] = vars(module)
-    for cls in WATCHED_CLASSES:
+    classes = list(WATCHED_CLASSES)
+    for name, namespace in list(spaces.items()):
+        if name.startswith("fastkernels"):  # the harness's own classes: clocks, checks, the judge's client
+            classes += [v for v in namespace.values() if isinstance(v, type) and v.__module__.startswith("fastkernels")]
+    for cls in classes:
         spaces[f"{cls.__module__}.{cls.__qualname__}"] = dict(vars(cls))
     return spaces
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
 from fastkernels.artifacts import write_json, write_jsonl
@@ -11,12 +12,13 @@ from fastkernels.clock_policy import apply_clock_policy
 from fastkernels.clocks import read_clocks
 from fastkernels.config import CONF_DIR, PROJECT_ROOT, TASKS_DIR, ConfigError, RunConfig
 from fastkernels.environment import drift_message, fingerprint
-from fastkernels.hardware import detect_device, load_profiles, resolve_profile
+from fastkernels.hardware import detect_device, device_count, load_profiles, resolve_profile
 from fastkernels.macroeval import KernelLevelReport, format_table, kernel_level
 from fastkernels.progress import Progress
 from fastkernels.records import ResultRow
 from fastkernels.registry import Registry
 from fastkernels.runner import run_task
+from fastkernels.scale import lane_count, run_ray, run_threads
 from fastkernels.worker import WorkerJob
 
 log = logging.getLogger("fastkernels")
@@ -38,7 +40,8 @@ def candidate_dir(config: RunConfig) -> Path | None:
 def run(config: RunConfig, run_dir: Path, tasks_root: Path = TASKS_DIR) -> tuple[list[ResultRow], KernelLevelReport]:
     started = time.time()
     device = detect_device()
-    profile = resolve_profile(config.hardware, device, load_profiles(CONF_DIR))
+    profiles = load_profiles(CONF_DIR)
+    profile = resolve_profile(config.hardware, device, profiles)
     device_kind = "cuda" if profile.kind == "cuda" else "cpu"
     if config.harness.timing == "cuda_events" and device_kind != "cuda":
         raise ConfigError("harness.timing=cuda_events needs a GPU profile; this run is on the CPU (use host_clock)")
@@ -56,7 +59,12 @@ def run(config: RunConfig, run_dir: Path, tasks_root: Path = TASKS_DIR) -> tuple
     workers = run_dir / "workers"
     workers.mkdir(parents=True, exist_ok=True)
     rows: list[ResultRow] = []
-    with apply_clock_policy(config.clocks.policy, profile, device.device_index) as clocks:
+    lanes = lane_count(config.scale, device_kind, device_count())
+    with ExitStack() as policies:
+        clocks = policies.enter_context(apply_clock_policy(config.clocks.policy, profile, device.device_index))
+        if device_kind == "cuda" and config.scale.ray_address is None:  # every local GPU a lane uses, same policy
+            for index in range(1, lanes):
+                policies.enter_context(apply_clock_policy(config.clocks.policy, profile, index))
         environment = fingerprint(device, profile, PROJECT_ROOT)  # after any lock, so env.json shows it
         if (drift := drift_message(environment)) is not None:
             log.warning("%s", drift)
@@ -64,19 +72,29 @@ def run(config: RunConfig, run_dir: Path, tasks_root: Path = TASKS_DIR) -> tuple
         environment["task_clocks"] = []
         write_json(run_dir / "env.json", environment)
         progress = Progress(sum(len(cases) for _, cases in work))
+        jobs = [
+            (WorkerJob(
+                task=manifest.name, cases=cases, device=device_kind, profile=profile, harness=config.harness,
+                baseline=config.baseline, agent=config.agent.name,
+                candidate_dir=str(candidates) if candidates is not None else None, mode=config.mode,
+                rows_path=str(workers / f"{manifest.name}.rows.jsonl"), tasks_root=str(registry.root),
+            ), manifest)
+            for manifest, cases in work
+        ]
+        environment["scale"] = {**config.scale.model_dump(), "lanes": lanes}
         try:
-            for manifest, cases in work:
-                job = WorkerJob(
-                    task=manifest.name, cases=cases, device=device_kind, profile=profile, harness=config.harness,
-                    baseline=config.baseline, agent=config.agent.name,
-                    candidate_dir=str(candidates) if candidates is not None else None, mode=config.mode,
-                    rows_path=str(workers / f"{manifest.name}.rows.jsonl"), tasks_root=str(registry.root),
-                )
-                clocks.before_task()
-                rows.extend(run_task(job, manifest, workers, progress.row))
-                task_clocks = clocks.after_task()
-                environment["task_clocks"].append({"task": manifest.name, **task_clocks.model_dump(mode="json")})
-                write_jsonl(run_dir / "results.jsonl", rows)
+            if config.scale.backend == "serial":
+                for job, manifest in jobs:
+                    clocks.before_task()
+                    rows.extend(run_task(job, manifest, workers, progress.row))
+                    task_clocks = clocks.after_task()
+                    environment["task_clocks"].append({"task": manifest.name, **task_clocks.model_dump(mode="json")})
+                    write_jsonl(run_dir / "results.jsonl", rows)
+            elif config.scale.backend == "threads":
+                rows.extend(run_threads(jobs, workers, lanes, device_kind, progress.row, run_task,
+                                        lambda index: resolve_profile(profile, detect_device(index), profiles)))
+            else:
+                rows.extend(run_ray(jobs, workers, lanes, device_kind, profile, config.scale, progress.row))
         finally:
             progress.close()
             write_jsonl(run_dir / "results.jsonl", rows)

@@ -25,23 +25,27 @@ log = logging.getLogger(__name__)
 POLL_S = 0.2
 
 
-def run_task(job: WorkerJob, manifest: Manifest, work_dir: Path, on_row: Callable[[ResultRow], None]) -> list[ResultRow]:
-    """Score one task in its own process; return exactly one row per case in `job.cases`."""
+def run_task(
+    job: WorkerJob, manifest: Manifest, work_dir: Path, on_row: Callable[[ResultRow], None],
+    env: dict[str, str] | None = None,
+) -> list[ResultRow]:
+    """Score one task in its own process; return exactly one row per case in `job.cases`.
+
+    `env` is added to the worker's environment (a lane pins its GPU with CUDA_VISIBLE_DEVICES)."""
     job_path = work_dir / f"{job.task}.job.json"
     job_path.write_text(job.model_dump_json(indent=1))
     rows_path = Path(job.rows_path)
     rows_path.unlink(missing_ok=True)
-    env = dict(os.environ)
-    env["PYTHONUNBUFFERED"] = "1"
+    environment = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"}
     if job.device == "cpu":
-        env["TRITON_INTERPRET"] = "1"
+        environment["TRITON_INTERPRET"] = "1"
     else:
-        env.pop("TRITON_INTERPRET", None)  # a GPU run times compiled kernels, never the interpreter
+        environment.pop("TRITON_INTERPRET", None)  # a GPU run times compiled kernels, never the interpreter
     log_path = work_dir / f"{job.task}.log"
     with log_path.open("w") as log_file:
         process = subprocess.Popen(
             [sys.executable, "-m", "fastkernels.worker", str(job_path)],
-            stdout=log_file, stderr=subprocess.STDOUT, env=env, start_new_session=True,
+            stdout=log_file, stderr=subprocess.STDOUT, env=environment, start_new_session=True,
         )
         try:
             timed_out = _wait(process, job.harness.timeout_s, rows_path, on_row)

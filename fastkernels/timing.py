@@ -7,7 +7,8 @@
 3. each call is timed alone by the clock, inside an NVTX range `<label>/<impl>`: the clock first waits until the
    device is idle, runs `prepare` (fresh input values, an L2 flush) outside the timed interval, then times the call;
    `observe` then sees the output, also untimed (random rechecks of timed outputs).
-Returns per implementation the list of times in milliseconds, in call order.
+Returns per implementation the list of times in milliseconds, in call order. The speedup of a candidate over a
+baseline is `paired_speedup`: the median of the per-iteration ratios, with a bootstrap interval over iterations.
 """
 
 from __future__ import annotations
@@ -154,13 +155,56 @@ def summarize(samples: Sequence[float]) -> Summary:
     return Summary(median_ms=median, spread=float((q3 - q1) / median) if median > 0 else 0.0)
 
 
+def paired_speedup(baseline: Sequence[float], candidate: Sequence[float]) -> float:
+    """The median over iterations of baseline_i / candidate_i.
+
+    Calls i of baseline and candidate run back to back (A B, B A, ...), so their ratio cancels whatever drifts
+    between iterations (clocks, temperature, a neighbour's traffic); the median of those ratios is steadier than
+    median(baseline) / median(candidate), which can move by a whole timer tick on a microsecond kernel.
+    """
+    return float(np.median(_ratios(baseline, candidate)))
+
+
 def speedup_ci95(baseline: Sequence[float], candidate: Sequence[float], seed: int = 0, resamples: int = 2000) -> tuple[float, float]:
-    """Bootstrap 95% interval of median(baseline) / median(candidate)."""
+    """Bootstrap 95% interval of `paired_speedup`, resampling iterations (pairs), not calls."""
     rng = np.random.default_rng(seed)
+    ratios = _ratios(baseline, candidate)
+    medians = np.median(rng.choice(ratios, size=(resamples, ratios.size), replace=True), axis=1)
+    low, high = np.percentile(medians, [2.5, 97.5])
+    return float(low), float(high)
+
+
+def extend_until_tight(
+    samples: dict[str, list[float]],
+    more: Callable[[int], dict[str, list[float]]],
+    target_ci: float,
+    max_iterations: int,
+    max_seconds: float,
+    seed: int = 0,
+) -> dict[str, list[float]]:
+    """Adaptive repetition: add batches from `more(count)` (doubling the sample) until the bootstrap interval of the
+    candidate's speedup is within +-target_ci of it, or `max_iterations` samples or `max_seconds` of timed work.
+
+    `samples` holds "baseline" and usually "candidate"; without a candidate there is no speedup to tighten.
+    """
+    if "candidate" not in samples:
+        return samples
+    spent = sum(sum(values) for values in samples.values()) / 1e3
+    while len(samples["baseline"]) < max_iterations and spent < max_seconds:
+        low, high = speedup_ci95(samples["baseline"], samples["candidate"], seed=seed)
+        if (high - low) / 2 <= target_ci * paired_speedup(samples["baseline"], samples["candidate"]):
+            break
+        batch = min(len(samples["baseline"]), max_iterations - len(samples["baseline"]))
+        added = more(batch)
+        for name, values in added.items():
+            samples[name].extend(values)
+        spent += sum(sum(values) for values in added.values()) / 1e3
+    return samples
+
+
+def _ratios(baseline: Sequence[float], candidate: Sequence[float]) -> np.ndarray:
     b = np.asarray(baseline, dtype=np.float64)
     c = np.asarray(candidate, dtype=np.float64)
-    b_medians = np.median(rng.choice(b, size=(resamples, b.size), replace=True), axis=1)
-    c_medians = np.median(rng.choice(c, size=(resamples, c.size), replace=True), axis=1)
-    ratios = b_medians / np.maximum(c_medians, 1e-12)
-    low, high = np.percentile(ratios, [2.5, 97.5])
-    return float(low), float(high)
+    if b.size != c.size or b.size == 0:
+        raise ValueError(f"paired samples must have the same non-zero length ({b.size} vs {c.size})")
+    return b / np.maximum(c, 1e-12)

@@ -55,10 +55,7 @@ def append_row(path: Path, row: ResultRow) -> None:
 def run_job(job: WorkerJob) -> None:
     import torch
 
-    from fastkernels.evaluate import CaseContext, evaluate_case
-    from fastkernels.clocks import read_clocks
-    from fastkernels.integrity import Integrity
-    from fastkernels.plan import one_line, plan_task
+    from fastkernels.judge import JudgeClient, JudgeSpec
     from fastkernels.registry import Registry
 
     rows_path = Path(job.rows_path)
@@ -68,6 +65,20 @@ def run_job(job: WorkerJob) -> None:
     candidate_dir = Path(job.candidate_dir) if job.candidate_dir is not None else None
     clock = make_clock(job)  # binds the timers before any candidate code is imported
     flush = _cache_flush(job) if job.harness.flush_l2 else None
+    # The judge process holds every reference output; started before any candidate code is imported.
+    judge = JudgeClient(JudgeSpec(job.tasks_root, job.task, job.device, job.harness.seed, job.harness.correctness_rounds))
+    try:
+        _score_cases(job, registry, manifest, device_name, candidate_dir, clock, flush, judge, rows_path)
+    finally:
+        judge.close()
+
+
+def _score_cases(job, registry, manifest, device_name, candidate_dir, clock, flush, judge, rows_path) -> None:
+    from fastkernels.clocks import read_clocks
+    from fastkernels.evaluate import CaseContext, evaluate_case
+    from fastkernels.integrity import Integrity
+    from fastkernels.plan import one_line, plan_task
+
     snapshot: list[Integrity] = []
     try:
         plan = plan_task(registry, job.task, job.device, job.baseline, candidate_dir, job.mode,
@@ -85,7 +96,7 @@ def run_job(job: WorkerJob) -> None:
             reason = f"importing the candidate patched harness or library code: {patched}"
             append_row(rows_path, ResultRow(**base, status=Status.REWARD_HACK, reason=reason))
             continue
-        context = CaseContext(plan, case, job.device, job.harness, job.profile, clock, flush, base, integrity,
+        context = CaseContext(plan, case, job.device, job.harness, job.profile, clock, flush, base, judge, integrity,
                               read_clocks=(lambda: read_clocks(0)) if job.device == "cuda" else None)
         append_row(rows_path, evaluate_case(context))
 

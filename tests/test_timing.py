@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from fastkernels.timing import HostClock, speedup_ci95, summarize, time_interleaved
+import pytest
+
+from fastkernels.timing import HostClock, extend_until_tight, paired_speedup, speedup_ci95, summarize, time_interleaved
 
 
 class FakeClock:
@@ -68,6 +70,46 @@ def test_summary_reports_median_and_relative_interquartile_spread():
 def test_bootstrap_interval_brackets_the_true_ratio():
     low, high = speedup_ci95([2.0, 2.1, 1.9, 2.0, 2.05] * 4, [1.0, 1.02, 0.98, 1.0, 1.01] * 4)
     assert low <= 2.0 <= high and high - low < 0.3
+
+
+def test_speedup_is_the_median_of_paired_ratios_so_shared_drift_cancels():
+    drift = [1.0, 3.0, 1.2, 5.0, 0.9, 4.0, 1.1, 2.5]  # the machine speeds up and slows down between iterations
+    baseline = [2.0 * d for d in drift]
+    candidate = [1.0 * d for d in drift]
+    assert paired_speedup(baseline, candidate) == 2.0
+    assert speedup_ci95(baseline, candidate) == (2.0, 2.0)
+    # The ratio of medians would not see through the drift if the candidate had missed one slow iteration.
+    assert paired_speedup([2.0, 2.0, 9.0], [1.0, 1.0, 1.0]) == 2.0
+
+
+def test_paired_samples_must_have_the_same_length():
+    with pytest.raises(ValueError, match="same non-zero length"):
+        paired_speedup([1.0, 2.0], [1.0])
+
+
+def test_repetition_stops_once_the_interval_is_tight_and_doubles_the_sample_until_then():
+    noisy = iter([0.5, 1.5] * 1000)
+    batches: list[int] = []
+
+    def more(count: int) -> dict[str, list[float]]:
+        batches.append(count)
+        return {"baseline": [1.0] * count, "candidate": [next(noisy) for _ in range(count)]}
+
+    samples = {"baseline": [1.0] * 4, "candidate": [0.5, 1.5, 0.5, 1.5]}
+    extend_until_tight(samples, more, target_ci=0.01, max_iterations=64, max_seconds=60.0)
+    assert batches == [4, 8, 16, 32] and len(samples["baseline"]) == 64  # never tight: capped at max_iterations
+    steady = {"baseline": [2.0] * 8, "candidate": [1.0] * 8}
+    extend_until_tight(steady, more, target_ci=0.01, max_iterations=64, max_seconds=60.0)
+    assert len(steady["baseline"]) == 8 and len(batches) == 4  # already tight: nothing added
+
+
+def test_repetition_stops_at_the_time_cap():
+    def more(count: int) -> dict[str, list[float]]:
+        return {"baseline": [1000.0, 3000.0] * (count // 2), "candidate": [3000.0, 1000.0] * (count // 2)}
+
+    samples = {"baseline": [1000.0, 3000.0], "candidate": [3000.0, 1000.0]}  # 8 s of timed work already
+    extend_until_tight(samples, more, target_ci=0.01, max_iterations=1000, max_seconds=10.0)
+    assert len(samples["baseline"]) == 4  # one batch brings it past 10 s, then it stops
 
 
 def test_host_clock_measures_the_call_in_milliseconds():

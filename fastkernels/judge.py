@@ -1,0 +1,192 @@
+"""The judge: a separate process that holds the float64 oracle and the reference outputs, so candidate code never can.
+
+The worker process runs baselines and the candidate; it never computes a reference output. For each case the judge
+builds the same weights and the same round inputs from the seeds (both are deterministic), runs the eager module in
+float64 (the oracle) and in the case dtype (the template: what an output must look like), and keeps the results. The
+worker sends it only what an implementation returned, as plain tensors copied to host memory, and gets back a
+verdict. Timed outputs picked for a recheck, and the CUDA-graph check, send their inputs too: the judge computes
+those references fresh.
+
+The judge is started with the `spawn` method before the candidate is imported, so nothing the candidate patches or
+leaves behind in the worker reaches it. Its one channel is a pipe; only verdicts come back.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import traceback
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from fastkernels.correctness import Verdict, flatten, judge
+
+Inputs = dict[str, torch.Tensor]
+
+
+@dataclass(frozen=True)
+class JudgeSpec:
+    """What the judge needs to rebuild a task's cases: everything is reproduced from the task files and seeds."""
+
+    tasks_root: str
+    task: str
+    device: str
+    seed: int
+    correctness_rounds: int
+
+
+class JudgeError(RuntimeError):
+    """The judge could not serve a request (the eager module failed, the process died): a benchmark defect."""
+
+
+def plain_leaves(output: Any) -> list[torch.Tensor] | Verdict:
+    """The output's tensors as plain host copies for the judge, or the verdict that it is not plain tensors.
+
+    Checked here, in the worker, so that nothing but `torch.Tensor` data ever crosses to the judge (a tensor
+    subclass could run code when unpickled).
+    """
+    leaves = flatten(output)
+    copies = []
+    for index, leaf in enumerate(leaves):
+        where = f"output[{index}]" if len(leaves) > 1 else "output"
+        if type(leaf) is not torch.Tensor:
+            return Verdict(f"{where} is a {type(leaf).__name__}, not a plain torch.Tensor", None)
+        if leaf.is_meta or leaf.layout is not torch.strided:
+            return Verdict(f"{where} is not a materialised strided tensor", None)
+        copies.append((leaf.detach().to("cpu", copy=True), str(leaf.device)))
+    return [_Leaf(tensor, device) for tensor, device in copies]
+
+
+class _Leaf:
+    """A host copy of one output tensor and the device it was on (the judge checks the device too)."""
+
+    def __init__(self, tensor: torch.Tensor, device: str) -> None:
+        self.tensor, self.device = tensor, device
+
+
+class JudgeClient:
+    """The worker's end: start the judge, then ask for verdicts. One judge serves every case of a task."""
+
+    def __init__(self, spec: JudgeSpec) -> None:
+        context = multiprocessing.get_context("spawn")
+        self._conn, child = context.Pipe(duplex=True)
+        self._process = context.Process(target=serve, args=(spec, child), daemon=True, name=f"judge-{spec.task}")
+        self._process.start()
+        child.close()
+
+    def _ask(self, *message: Any) -> Any:
+        try:
+            self._conn.send(message)
+            kind, payload = self._conn.recv()
+        except (EOFError, OSError, BrokenPipeError) as error:
+            raise JudgeError(f"the judge process died (exit code {self._process.exitcode}): {error}") from None
+        if kind == "error":
+            raise JudgeError(payload)
+        return payload
+
+    def start_case(self, case: str, atol: float, rtol: float) -> None:
+        """Build the case's weights, rounds, oracle outputs and template in the judge."""
+        self._ask("case", case, atol, rtol)
+
+    def judge_round(self, index: int, output: Any) -> Verdict:
+        """An implementation's output on round `index` against that round's oracle output."""
+        leaves = plain_leaves(output)
+        return leaves if isinstance(leaves, Verdict) else self._ask("round", index, leaves)
+
+    def judge_fresh(self, inputs: Inputs, output: Any) -> Verdict:
+        """An output against a fresh oracle output for `inputs` (as they were before the call)."""
+        leaves = plain_leaves(output)
+        if isinstance(leaves, Verdict):
+            return leaves
+        return self._ask("fresh", {name: t.detach().to("cpu", copy=True) for name, t in inputs.items()}, leaves)
+
+    def close(self) -> None:
+        try:
+            self._conn.send(("close",))
+        except (OSError, BrokenPipeError):
+            pass
+        self._process.join(timeout=10)
+        if self._process.is_alive():
+            self._process.kill()
+        self._conn.close()
+
+
+class _Case:
+    """The judge's state for one case: oracle, template and round references."""
+
+    def __init__(self, spec: JudgeSpec, case_name: str, atol: float, rtol: float) -> None:
+        from fastkernels.build import build, eager_classes, oracle_inputs, reference_state
+        from fastkernels.implementations import load_implementation
+        from fastkernels.inputs import generator, make_inputs, stream_seed
+        from fastkernels.registry import Registry
+
+        registry = Registry(Path(spec.tasks_root))
+        manifest = registry.get(spec.task)
+        case = manifest.case(case_name)
+        eager = load_implementation(registry.directory(spec.task), manifest.implementations.eager, spec.device)
+        components = eager_classes(registry, registry.closure(spec.task), spec.device)
+        state = reference_state(manifest, case, eager, components, spec.device, spec.seed)
+        self.atol, self.rtol = atol, rtol
+        self.device = spec.device
+        self._oracle_inputs = oracle_inputs
+        with torch.no_grad():
+            self.oracle = build(eager, case, components, state, spec.device, "oracle", torch.float64)
+            rounds = []
+            for r in range(spec.correctness_rounds):
+                gen = generator(spec.device, stream_seed(spec.seed, manifest.name, case.name, "round", r))
+                rounds.append(make_inputs(manifest, case, spec.device, gen))
+            in_dtype = build(eager, case, components, state, spec.device, "eager")
+            self.template = in_dtype(**{k: v.clone() for k, v in rounds[0].items()})
+            self.references = [self.oracle(**oracle_inputs({k: v.clone() for k, v in x.items()})) for x in rounds]
+
+    def _verdict(self, leaves: list[_Leaf], reference: Any) -> Verdict:
+        output = [self._restore(leaf) for leaf in leaves]
+        return judge(output, flatten(self.template), flatten(reference), self.atol, self.rtol)
+
+    def _restore(self, leaf: _Leaf) -> torch.Tensor:
+        """Back on the device the implementation returned it on; a wrong device is reported by `judge`."""
+        return leaf.tensor.to(leaf.device) if leaf.device.startswith(("cuda", "cpu")) else leaf.tensor
+
+    def round(self, index: int, leaves: list[_Leaf]) -> Verdict:
+        return self._verdict(leaves, self.references[index])
+
+    def fresh(self, inputs: Inputs, leaves: list[_Leaf]) -> Verdict:
+        with torch.no_grad():
+            moved = {name: tensor.to(self.device) for name, tensor in inputs.items()}
+            reference = self.oracle(**self._oracle_inputs(moved))
+        return self._verdict(leaves, reference)
+
+
+def serve(spec: JudgeSpec, conn: Connection) -> None:
+    """The judge's loop: answer requests until `close` or until the worker goes away."""
+    current: _Case | None = None
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):
+            return
+        kind = message[0]
+        if kind == "close":
+            return
+        try:
+            if kind == "case":
+                current = None
+                if spec.device == "cuda":
+                    torch.cuda.empty_cache()
+                current = _Case(spec, *message[1:])
+                reply: Any = None
+            elif current is None:
+                raise JudgeError("no case started")
+            elif kind == "round":
+                reply = current.round(message[1], message[2])
+            elif kind == "fresh":
+                reply = current.fresh(message[1], message[2])
+            else:
+                raise JudgeError(f"unknown request {kind!r}")
+            conn.send(("ok", reply))
+        except Exception as error:  # noqa: BLE001 - reported to the worker as a benchmark defect
+            last = traceback.format_exception_only(type(error), error)[-1].strip()
+            conn.send(("error", f"judge: {last}"))

@@ -1,0 +1,143 @@
+"""Sharding a run's tasks over several devices: one task per worker process, as on one device, but several at once.
+
+`scale.backend`:
+- `serial` (default): one task after another on device 0, in this process's order;
+- `threads`: one lane per device on this host; a lane takes the next task, runs its worker process pinned to the
+  lane's GPU (`CUDA_VISIBLE_DEVICES`), then takes the next;
+- `ray`: every task is a Ray task asking for one GPU (`num_gpus=1`; on the CPU profile `num_cpus=1`), so Ray places
+  it on a free GPU of a local cluster (started here) or of the cluster at `scale.ray_address`. The Ray task starts
+  the same worker process; Ray has already narrowed `CUDA_VISIBLE_DEVICES` to its GPU. Before scoring, it checks
+  that its GPU matches the run's hardware profile and refuses otherwise, so a job never lands on the wrong hardware.
+
+Tasks are handed out longest first (most cases, highest level), so the lanes finish together. A task's rows are
+identical whichever lane runs it: the worker, the seeds and the checks do not depend on the lane. The run directory
+must be on a filesystem every node sees (it is, on one host).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import queue
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Callable
+
+from fastkernels.config import ConfigError, HardwareProfile, ScaleConfig
+from fastkernels.manifest import Manifest
+from fastkernels.records import ResultRow
+from fastkernels.worker import WorkerJob
+
+log = logging.getLogger("fastkernels")
+
+OnRow = Callable[[ResultRow], None]
+RunTask = Callable[..., list[ResultRow]]
+
+
+def lane_count(scale: ScaleConfig, device_kind: str, visible_gpus: int) -> int:
+    """Number of tasks that run at once. Asking for more GPUs than are visible is a one-line error."""
+    if scale.backend == "serial":
+        return 1
+    if device_kind == "cpu":
+        return 1 if scale.devices == "all" else max(1, scale.devices)
+    if scale.devices == "all":
+        return max(1, visible_gpus)
+    if scale.devices > visible_gpus and scale.backend == "threads":
+        raise ConfigError(f"scale.devices={scale.devices} but only {visible_gpus} GPUs are visible on this host")
+    return max(1, scale.devices)
+
+
+def longest_first(work: list[tuple[WorkerJob, Manifest]]) -> list[tuple[WorkerJob, Manifest]]:
+    return sorted(work, key=lambda item: (-len(item[0].cases), -item[1].level, item[0].task))
+
+
+def physical_gpus(count: int) -> list[str]:
+    """The GPU ids to pin lanes to, honouring a CUDA_VISIBLE_DEVICES the run itself was started with."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    ids = [part.strip() for part in visible.split(",") if part.strip()] if visible else [str(i) for i in range(count)]
+    return ids[:count]
+
+
+def run_threads(
+    work: list[tuple[WorkerJob, Manifest]], work_dir: Path, lanes: int, device_kind: str, on_row: OnRow,
+    run_task: RunTask, check_gpu: Callable[[int], None],
+) -> list[ResultRow]:
+    """One lane per GPU on this host; each lane runs its tasks' workers pinned to its GPU."""
+    gpus: queue.Queue[tuple[int, str | None]] = queue.Queue()
+    if device_kind == "cuda":
+        for index, gpu in enumerate(physical_gpus(lanes)):
+            check_gpu(index)
+            gpus.put((index, gpu))
+    else:
+        for index in range(lanes):
+            gpus.put((index, None))
+
+    def score(item: tuple[WorkerJob, Manifest]) -> list[ResultRow]:
+        job, manifest = item
+        lane, gpu = gpus.get()
+        try:
+            env = {"CUDA_VISIBLE_DEVICES": gpu} if gpu is not None else {}
+            log.info("lane %d%s: %s", lane, f" (GPU {gpu})" if gpu is not None else "", job.task)
+            return run_task(job, manifest, work_dir, on_row, env=env)
+        finally:
+            gpus.put((lane, gpu))
+
+    ordered = longest_first(work)
+    with ThreadPoolExecutor(max_workers=lanes, thread_name_prefix="lane") as pool:
+        results = dict(zip((job.task for job, _ in ordered), pool.map(score, ordered)))
+    return [row for job, _ in work for row in results[job.task]]
+
+
+def run_ray(
+    work: list[tuple[WorkerJob, Manifest]], work_dir: Path, lanes: int, device_kind: str, profile: HardwareProfile,
+    scale: ScaleConfig, on_row: OnRow,
+) -> list[ResultRow]:
+    """Every task a Ray task holding one GPU (or one CPU); rows are reported as each task finishes."""
+    try:
+        import ray
+    except ImportError:
+        raise ConfigError("scale.backend=ray needs Ray: pip install 'fastkernels[scale]'") from None
+    started_here = not ray.is_initialized()
+    if started_here:
+        options: dict[str, Any] = dict(include_dashboard=False, log_to_driver=False, configure_logging=False)
+        if scale.ray_address is None:  # a local cluster sized to the lanes asked for
+            options.update(num_gpus=lanes if device_kind == "cuda" else 0, num_cpus=max(lanes, 1) + 1)
+        ray.init(address=scale.ray_address, **options)
+    try:
+        resources = {"num_gpus": 1, "num_cpus": 1} if device_kind == "cuda" else {"num_cpus": 1}
+        remote = ray.remote(max_retries=0, **resources)(_score_remotely)
+        pending = {
+            remote.remote(job.model_dump_json(), str(work_dir), profile.model_dump_json(), device_kind): job
+            for job, _ in longest_first(work)
+        }
+        results: dict[str, list[ResultRow]] = {}
+        while pending:
+            done, _ = ray.wait(list(pending), num_returns=1)
+            job = pending.pop(done[0])
+            try:
+                lines = ray.get(done[0])
+            except ray.exceptions.RayTaskError as error:
+                cause = error.cause if isinstance(getattr(error, "cause", None), Exception) else error
+                raise ConfigError(f"task {job.task}: {str(cause).splitlines()[0]}") from None
+            results[job.task] = [ResultRow.model_validate_json(line) for line in lines]
+            for row in results[job.task]:
+                on_row(row)
+    finally:
+        if started_here:
+            ray.shutdown()
+    return [row for job, _ in work for row in results[job.task]]
+
+
+def _score_remotely(job_json: str, work_dir: str, profile_json: str, device_kind: str) -> list[str]:
+    """Runs on a Ray worker: refuse hardware that does not match the profile, then score the task as usual."""
+    from fastkernels.hardware import detect_device, resolve_profile
+    from fastkernels.registry import Registry
+    from fastkernels.runner import run_task
+
+    job = WorkerJob.model_validate_json(job_json)
+    profile = HardwareProfile.model_validate_json(profile_json)
+    if device_kind == "cuda":
+        resolve_profile(profile, detect_device(0), {profile.name: profile})  # raises HardwareMismatch
+    manifest = Registry(Path(job.tasks_root)).get(job.task)
+    rows = run_task(job, manifest, Path(work_dir), lambda row: None)
+    return [row.model_dump_json() for row in rows]

@@ -1,0 +1,88 @@
+"""The judge process holds the oracle: it rebuilds a case from the seeds, judges what the worker sends, and only
+verdicts come back. Anything but plain tensors is refused before it crosses."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from fastkernels.build import build, eager_classes, reference_state
+from fastkernels.config import TASKS_DIR
+from fastkernels.implementations import load_implementation
+from fastkernels.inputs import generator, make_inputs, stream_seed
+from fastkernels.judge import JudgeClient, JudgeError, JudgeSpec
+from fastkernels.registry import Registry
+
+SEED = 0
+REGISTRY = Registry(TASKS_DIR)
+
+
+@pytest.fixture(scope="module")
+def judge():
+    client = JudgeClient(JudgeSpec(str(TASKS_DIR), "rms_norm", "cpu", SEED, correctness_rounds=3))
+    client.start_case("cpu_residual_odd", atol=1e-2, rtol=1.6e-2)
+    yield client
+    client.close()
+
+
+def round_inputs(r: int) -> dict[str, torch.Tensor]:
+    """What the worker draws for round r: the same seeds the judge uses."""
+    manifest = REGISTRY.get("rms_norm")
+    case = manifest.case("cpu_residual_odd")
+    return make_inputs(manifest, case, "cpu", generator("cpu", stream_seed(SEED, "rms_norm", case.name, "round", r)))
+
+
+def eager_module() -> torch.nn.Module:
+    manifest = REGISTRY.get("rms_norm")
+    case = manifest.case("cpu_residual_odd")
+    cls = load_implementation(REGISTRY.directory("rms_norm"), manifest.implementations.eager, "cpu")
+    state = reference_state(manifest, case, cls, eager_classes(REGISTRY, [], "cpu"), "cpu", SEED)
+    return build(cls, case, {}, state, "cpu", "test")
+
+
+def test_a_correct_output_passes_on_its_round_and_fails_on_another(judge):
+    module = eager_module()
+    output = module(**round_inputs(1))
+    assert judge.judge_round(1, output).passed
+    assert not judge.judge_round(2, output).passed
+
+
+def test_a_wrong_value_fails_with_the_place_it_is_wrong(judge):
+    normed, residual = eager_module()(**round_inputs(0))
+    normed[3, 7] += 1.0
+    verdict = judge.judge_round(0, (normed, residual))
+    assert not verdict.passed and "output[0]" in verdict.reason
+
+
+def test_fresh_inputs_get_a_fresh_reference(judge):
+    inputs = {name: torch.randn_like(t, dtype=torch.float32).to(t.dtype) for name, t in round_inputs(0).items()}
+    output = eager_module()(**{k: v.clone() for k, v in inputs.items()})
+    assert judge.judge_fresh(inputs, output).passed
+    assert not judge.judge_fresh(round_inputs(0), output).passed
+
+
+def test_a_tensor_subclass_is_refused_before_it_crosses(judge):
+    class Lazy(torch.Tensor):
+        def __reduce_ex__(self, protocol):  # would run in the judge if it were ever unpickled there
+            raise AssertionError("crossed to the judge")
+
+    normed, residual = eager_module()(**round_inputs(0))
+    verdict = judge.judge_round(0, (normed.as_subclass(Lazy), residual))
+    assert not verdict.passed and "not a plain torch.Tensor" in verdict.reason
+
+
+def test_an_unknown_case_is_a_judge_error_and_the_judge_keeps_serving(judge):
+    with pytest.raises(JudgeError, match="no case 'nope'"):
+        judge.start_case("nope", 1e-2, 1e-2)
+    with pytest.raises(JudgeError, match="no case started"):
+        judge.judge_round(0, torch.zeros(1))
+    judge.start_case("cpu_residual_odd", atol=1e-2, rtol=1.6e-2)
+
+
+def test_a_dead_judge_is_reported_not_waited_on():
+    client = JudgeClient(JudgeSpec(str(TASKS_DIR), "rms_norm", "cpu", SEED, correctness_rounds=1))
+    client._process.kill()
+    client._process.join()
+    with pytest.raises(JudgeError, match="died"):
+        client.start_case("cpu_small", 1e-2, 1e-2)
+    client.close()
