@@ -31,6 +31,19 @@ class Clocks(Strict):
     memory_mhz: int
 
 
+class SlurmPlacement(Strict):
+    """Where a job for this hardware goes on a Slurm cluster (hydra/launcher=fastkernels_slurm): one GPU per job.
+
+    Partition and constraint names are site-specific: set them per cluster (`hardware.slurm.partition=gpu-h100`)."""
+
+    partition: str | None = None
+    constraint: str | None = None
+    gres: str | None = None
+    timeout_min: int = Field(default=240, gt=0)
+    cpus_per_task: int = Field(default=8, gt=0)
+    mem_gb: int = Field(default=64, gt=0)
+
+
 class HardwareProfile(Strict):
     """Datasheet figures for one device kind; `auto` is resolved to a concrete profile by the session."""
 
@@ -46,6 +59,7 @@ class HardwareProfile(Strict):
     clocks: Clocks | None = None
     cuda_version: str | None = None
     container_image: str | None = None
+    slurm: SlurmPlacement | None = None
     source: str = ""
 
 

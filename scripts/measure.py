@@ -71,7 +71,7 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "outputs" / "measure")
     parser.add_argument("--parts", default="ceilings,noop,repeat",
                         help="which measurements, comma-separated (a device call may not fit all of them)")
-    args = parser.parse_args()
+    args = parser.parse_intermixed_args()
     device = "cuda" if torch.cuda.is_available() else "cpu"
     from fastkernels.config import CONF_DIR, HardwareProfile
     from fastkernels.hardware import detect_device, load_profiles, resolve_profile
