@@ -80,7 +80,7 @@ def main() -> int:
     parts = set(args.parts.split(","))
     summary: dict = {}
     print(f"device {torch.cuda.get_device_name() if device == 'cuda' else 'cpu'}, profile {profile.name},"
-          f" {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+          f" {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}", flush=True)
     if "ceilings" in parts:
         measured = ceilings(device)
         summary["ceilings"] = measured
@@ -106,6 +106,9 @@ def main() -> int:
         for row in rows:
             if row.get("speedup") is not None and row["status"] == "PASSED":
                 speedups.setdefault(row["case"], []).append(row["speedup"])
+        # printed as it goes: a device call cut short by its time limit still reports the runs it finished
+        print(f"repeat {attempt}: " + ", ".join(f"{case} {values[-1]:.4f}" for case, values in speedups.items()),
+              flush=True)
     for case, values in speedups.items():
         print(f"reference {args.repeat_task}/{case}: 5 runs, speedup {min(values):.3f}..{max(values):.3f},"
               f" spread max/min = {max(values) / min(values):.4f}")

@@ -16,7 +16,7 @@ import pytest
 from fastkernels.config import ConfigError
 
 pytest.importorskip("hydra_plugins.hydra_submitit_launcher")
-from hydra_plugins.fastkernels_launcher.profile_slurm import hardware_of, placement, slurm_params  # noqa: E402
+from fastkernels.slurm import hardware_of, placement, slurm_params  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 FAKE_SLURM = Path(__file__).parent / "fake_slurm"
