@@ -78,12 +78,13 @@ def test_bad_input_is_a_one_line_error_naming_the_key(tmp_path):
 
 
 def test_multirun_writes_one_complete_run_directory_per_job(tmp_path):
-    command = [sys.executable, "-m", "fastkernels", "-m", "hardware=cpu", "agent=noop,reference",
+    command = [sys.executable, "-m", "fastkernels", "-m", "hardware=cpu", "agent=noop,reference", "harness.seed=0,1",
                "tasks.include=[silu_and_mul]", "harness.iterations=5", "harness.warmup=1", "harness.max_iterations=10", f"hydra.sweep.dir={tmp_path}"]
-    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stderr[-2000:]
     runs = sorted(path.parent for path in tmp_path.glob("*/results.jsonl"))
-    assert [run.name for run in runs] == ["0_cpu_noop", "1_cpu_reference"]
+    assert [run.name for run in runs] == ["0_cpu_noop", "1_cpu_noop", "2_cpu_reference", "3_cpu_reference"]
+    assert [rows(run)[0]["seed"] for run in runs] == [0, 1, 0, 1]
     assert all((run / "macroeval.json").exists() and rows(run) for run in runs)
 
 
