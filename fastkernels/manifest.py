@@ -40,12 +40,16 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
 
-class Mirrors(Strict):
-    """The production module this task's interface copies, so a winning kernel drops into it."""
+NAME = r"^[A-Za-z0-9_.\-]+$"
 
-    library: str
-    module: str
-    symbol: str
+
+class Mirrors(Strict):
+    """The production module this task's interface copies, so a winning kernel drops into it. Plain names only
+    (`vllm`, `vllm.model_executor.layers.layernorm`, `RMSNorm`): notes about the call go in a YAML comment."""
+
+    library: str = Field(pattern=NAME)
+    module: str = Field(pattern=NAME)
+    symbol: str = Field(pattern=NAME)
 
 
 class Interface(Strict):

@@ -145,6 +145,10 @@ def break_wrong_type(data):
     data["cases"][0]["dims"]["tokens"] = "seven"
 
 
+def break_mirrors_with_a_note(data):
+    data["mirrors"]["symbol"] = "SiluAndMul (forward_native)"
+
+
 def break_expression(data):
     data["inputs"]["x"]["shape"] = ["tokens", "2 * width"]
 
@@ -154,7 +158,8 @@ def break_expression(data):
     (break_unknown_key, "flops_per_byte", "not permitted"),
     (break_wrong_type, "cases.0.dims.tokens", "integer"),
     (break_expression, "cases.0", "unknown name 'width'"),
-], ids=["missing key", "unknown key", "wrong type", "bad expression"])
+    (break_mirrors_with_a_note, "mirrors.symbol", "pattern"),
+], ids=["missing key", "unknown key", "wrong type", "bad expression", "note in mirrors"])
 def test_a_broken_manifest_is_one_line_naming_file_and_key(tmp_path, mutate, key, words):
     data = valid_manifest("broken")
     mutate(data)
