@@ -1,0 +1,96 @@
+"""Multimodal rotary embedding (vLLM MRotaryEmbedding.forward_native, Qwen2-VL / Qwen2.5-VL / Qwen3-VL M-RoPE) in
+plain PyTorch. Also the float64 oracle.
+
+Every token has three positions (temporal, height, width). The rotary_dim / 2 frequency channels are split among
+them by mrope_section [t, h, w]: chunked (Qwen2-VL: channels [0, t) rotate by the temporal position, the next h by
+the height, the last w by the width) or interleaved (Qwen3-VL: channel i takes h when i % 3 == 1 and i < 3h, w when
+i % 3 == 2 and i < 3w, else t). The cos/sin table is vLLM's _compute_cos_sin_cache in fp32 on the CPU, kept fp32 in
+a bf16 module (as in the rotary_embedding task); the rotation is done in fp32 (float64 for the oracle), rounded once.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+
+def cos_sin_cache(rotary_dim: int, max_position_embeddings: int, base: float) -> torch.Tensor:
+    """vLLM's RotaryEmbedding._compute_cos_sin_cache, in fp32 on the CPU: [max_position_embeddings, rotary_dim]."""
+    inv_freq = 1.0 / (base ** (torch.arange(0, rotary_dim, 2, dtype=torch.float, device="cpu") / rotary_dim))
+    t = torch.arange(max_position_embeddings, dtype=torch.float, device="cpu")
+    freqs = torch.einsum("i,j -> ij", t, inv_freq)
+    return torch.cat((freqs.cos(), freqs.sin()), dim=-1)
+
+
+def section_of_channel(mrope_section: list[int], interleaved: bool) -> torch.Tensor:
+    """Which position stream (0 = t, 1 = h, 2 = w) drives each of the rotary_dim / 2 frequency channels."""
+    half = sum(mrope_section)
+    channels = torch.arange(half)
+    if not interleaved:
+        return torch.repeat_interleave(torch.arange(3), torch.tensor(mrope_section))
+    stream = torch.zeros(half, dtype=torch.long)
+    stream[(channels % 3 == 1) & (channels < 3 * mrope_section[1])] = 1
+    stream[(channels % 3 == 2) & (channels < 3 * mrope_section[2])] = 2
+    return stream
+
+
+class MRotaryEmbedding(nn.Module):
+    def __init__(
+        self,
+        head_size: int,
+        rotary_dim: int,
+        max_position_embeddings: int,
+        base: float,
+        is_neox_style: bool,
+        mrope_section: list[int],
+        mrope_interleaved: bool = False,
+    ) -> None:
+        super().__init__()
+        assert sum(mrope_section) == rotary_dim // 2, "mrope_section must split rotary_dim / 2 channels"
+        self.head_size = head_size
+        self.rotary_dim = rotary_dim
+        self.max_position_embeddings = max_position_embeddings
+        self.base = base
+        self.is_neox_style = is_neox_style
+        self.mrope_section = list(mrope_section)
+        self.mrope_interleaved = mrope_interleaved
+        self.register_buffer(
+            "cos_sin_cache", cos_sin_cache(rotary_dim, max_position_embeddings, base), persistent=False
+        )
+        # int64, so Module.to(dtype) leaves it alone; on the module's device, so forward makes no host copies.
+        self.register_buffer("channel_stream", section_of_channel(mrope_section, mrope_interleaved), persistent=False)
+
+    def _apply(self, fn, recurse=True):
+        # Module.to(bf16) would round the fp32 table; keep its fp32 values (in fp32 or wider) and move it along.
+        table = self.cos_sin_cache
+        super()._apply(fn, recurse)
+        moved = self.cos_sin_cache
+        self.cos_sin_cache = table.to(device=moved.device, dtype=torch.promote_types(moved.dtype, torch.float32))
+        return self
+
+    def cos_sin(self, positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """cos and sin [tokens, rotary_dim / 2], each channel read at the position of its stream."""
+        cos, sin = self.cos_sin_cache[positions].chunk(2, dim=-1)  # [3, tokens, rotary_dim / 2] each
+        index = self.channel_stream[None, None, :].expand(1, *cos.shape[1:])
+        return cos.gather(0, index)[0], sin.gather(0, index)[0]
+
+    def forward(self, positions: torch.Tensor, query: torch.Tensor, key: torch.Tensor):
+        cos, sin = self.cos_sin(positions)
+        return self._rotate(query, cos, sin), self._rotate(key, cos, sin)
+
+    def _rotate(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+        compute = torch.promote_types(x.dtype, torch.float32)
+        heads = x.reshape(x.shape[0], -1, self.head_size).to(compute)
+        rot, passed = heads[..., : self.rotary_dim], heads[..., self.rotary_dim :]
+        cos, sin = cos.unsqueeze(-2).to(compute), sin.unsqueeze(-2).to(compute)
+        if self.is_neox_style:
+            x1, x2 = rot.chunk(2, dim=-1)
+        else:
+            x1, x2 = rot[..., ::2], rot[..., 1::2]
+        o1 = x1 * cos - x2 * sin
+        o2 = x2 * cos + x1 * sin
+        if self.is_neox_style:
+            rot = torch.cat((o1, o2), dim=-1)
+        else:
+            rot = torch.stack((o1, o2), dim=-1).flatten(-2)
+        return torch.cat((rot, passed), dim=-1).reshape(x.shape).to(x.dtype)
