@@ -1,0 +1,41 @@
+"""One Mamba-1 layer (vLLM MambaDecoderLayer) built from lower tasks: RMSNorm (L1) and the Mamba mixer (L2, itself
+built from linear, causal_conv1d and selective_scan). Every class comes from component(...), so this one file is
+the eager module (in float64, the oracle) and the production one.
+
+forward follows vLLM: without residual, residual = hidden_states and the norm is plain; with one, the norm adds it
+first (fused add + norm) and returns the sum as the new residual. Returns (mixer output, residual), the pair the
+next layer takes.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from fastkernels.composition import component
+
+
+class MambaDecoderLayer(nn.Module):
+    def __init__(
+        self,
+        hidden_size: int,
+        intermediate_size: int,
+        state_size: int,
+        conv_kernel: int,
+        time_step_rank: int,
+        use_conv_bias: bool,
+        layer_norm_epsilon: float,
+    ) -> None:
+        super().__init__()
+        RMSNorm = component("rms_norm")
+        MambaMixer = component("mamba_mixer")
+        self.norm = RMSNorm(hidden_size, eps=layer_norm_epsilon)
+        self.mixer = MambaMixer(hidden_size, intermediate_size, state_size, conv_kernel, time_step_rank, use_conv_bias)
+
+    def forward(self, hidden_states: torch.Tensor, residual: torch.Tensor | None = None):
+        if residual is None:
+            residual = hidden_states
+            hidden_states = self.norm(hidden_states)
+        else:
+            hidden_states, residual = self.norm(hidden_states, residual)
+        return self.mixer(hidden_states), residual
