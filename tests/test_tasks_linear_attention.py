@@ -29,32 +29,10 @@ from fastkernels.composition import bind  # noqa: E402
 from fastkernels.correctness import judge  # noqa: E402
 from fastkernels.implementations import import_file, load_implementation  # noqa: E402
 from fastkernels.inputs import generator, make_inputs, stream_seed  # noqa: E402
-from fastkernels.registry import Registry  # noqa: E402
+from task_library import REGISTRY, ROOT, candidate_class, case_inputs, eager_class, production_class  # noqa: E402,F401
 
-ROOT = Path(__file__).resolve().parents[1]
-REGISTRY = Registry()
 FAST = settings(max_examples=8, deadline=None)
 F64 = torch.float64
-
-
-def eager_class(task: str) -> type:
-    return load_implementation(REGISTRY.directory(task), REGISTRY.get(task).implementations.eager, "cpu")
-
-
-def production_class(task: str, name: str) -> type:
-    impl = next(i for i in REGISTRY.get(task).implementations.production if i.name == name)
-    return load_implementation(REGISTRY.directory(task), impl, "cpu")
-
-
-def candidate_class(task: str, level: int = 1) -> type:
-    module = import_file(ROOT / "agents" / "reference" / f"L{level}" / f"{task}.py", "test_candidates")
-    return getattr(module, REGISTRY.get(task).interface.class_name)
-
-
-def case_inputs(task: str, case_name: str, r: int = 0, seed: int = 0) -> dict[str, torch.Tensor]:
-    manifest = REGISTRY.get(task)
-    case = manifest.case(case_name)
-    return make_inputs(manifest, case, "cpu", generator("cpu", stream_seed(seed, task, case.name, "round", r)))
 
 
 def judged_on_cpu_cases(task: str, cls: type) -> None:
