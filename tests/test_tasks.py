@@ -67,6 +67,17 @@ def bitwise_equal(a, b) -> bool:
 # ------------------------------------------------------------------------------------------- manifests
 
 
+def test_the_library_covers_every_family_at_levels_1_and_2_and_five_at_level_3():
+    """Issue 4's floor: 45 L1, 25 L2 and 10 L3 tasks; all eight families at L1 and L2, five or more at L3."""
+    from fastkernels.manifest import FAMILIES
+
+    counts = {level: [REGISTRY.get(n) for n in REGISTRY.names if REGISTRY.level_of(n) == level] for level in (1, 2, 3)}
+    assert len(counts[1]) >= 45 and len(counts[2]) >= 25 and len(counts[3]) >= 10
+    for level, wanted in ((1, len(FAMILIES)), (2, len(FAMILIES)), (3, 5)):
+        covered = {family for manifest in counts[level] for family in manifest.families}
+        assert len(covered) >= wanted, f"L{level} covers {sorted(covered)}"
+
+
 def test_the_library_holds_the_tasks_of_levels_1_to_3():
     expected = {
         1: {"rms_norm", "silu_and_mul", "rotary_embedding", "linear", "causal_attention", "embedding"},
