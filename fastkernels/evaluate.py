@@ -69,9 +69,13 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
     manifest, case = plan.manifest, plan.manifest.case(ctx.case_name)
     tolerance = manifest.tolerance.get(case.dtype) or harness.tolerance[case.dtype]
     label = f"{manifest.name}/{case.name}"
+    try:  # the judge builds its oracle while this process builds the same weights
+        ctx.judge.start_case(case.name, tolerance.atol, tolerance.rtol)
+    except JudgeError as error:
+        raise CaseFailure(Status.BASELINE_ERROR, f"the judge is gone: {error}") from None
     state = reference_state(manifest, case, plan.eager.cls, plan.eager.components, ctx.device, harness.seed)
     try:
-        ctx.judge.start_case(case.name, tolerance.atol, tolerance.rtol)
+        ctx.judge.settle()
     except JudgeError as error:
         raise CaseFailure(Status.BASELINE_ERROR, f"the oracle could not be built: {error}") from None
     judge_round, judge_fresh = _asking(ctx.judge.judge_round), _asking(ctx.judge.judge_fresh)

@@ -76,20 +76,40 @@ class JudgeClient:
         self._process = context.Process(target=serve, args=(spec, child), daemon=True, name=f"judge-{spec.task}")
         self._process.start()
         child.close()
+        self._building = False
 
-    def _ask(self, *message: Any) -> Any:
+    def _send(self, *message: Any) -> None:
         try:
             self._conn.send(message)
+        except (OSError, BrokenPipeError) as error:
+            raise JudgeError(f"the judge process died (exit code {self._process.exitcode}): {error}") from None
+
+    def _reply(self) -> Any:
+        try:
             kind, payload = self._conn.recv()
-        except (EOFError, OSError, BrokenPipeError) as error:
+        except (EOFError, OSError) as error:
             raise JudgeError(f"the judge process died (exit code {self._process.exitcode}): {error}") from None
         if kind == "error":
             raise JudgeError(payload)
         return payload
 
+    def _ask(self, *message: Any) -> Any:
+        self.settle()
+        self._send(*message)
+        return self._reply()
+
+    def settle(self) -> None:
+        """Wait for the case the judge is building (start_case does not), raising what building it raised."""
+        if self._building:
+            self._building = False
+            self._reply()
+
     def start_case(self, case: str, atol: float, rtol: float) -> None:
-        """Build the case's weights, rounds, oracle outputs and template in the judge."""
-        self._ask("case", case, atol, rtol)
+        """Start building the case's weights, rounds, oracle outputs and template in the judge, and return at once:
+        the judge builds while the worker builds its own modules. A failure surfaces at the next request."""
+        self.settle()
+        self._send("case", case, atol, rtol)
+        self._building = True
 
     def judge_round(self, index: int, output: Any) -> Verdict:
         """An implementation's output on round `index` against that round's oracle output."""
@@ -104,6 +124,10 @@ class JudgeClient:
         return self._ask("fresh", {name: t.detach().to("cpu", copy=True) for name, t in inputs.items()}, leaves)
 
     def close(self) -> None:
+        try:
+            self.settle()
+        except JudgeError:
+            pass
         try:
             self._conn.send(("close",))
         except (OSError, BrokenPipeError):
