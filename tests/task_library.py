@@ -8,6 +8,8 @@ from pathlib import Path
 
 import torch
 
+from fastkernels.build import build, eager_classes, oracle_inputs, reference_state
+from fastkernels.correctness import judge
 from fastkernels.implementations import import_file, load_implementation
 from fastkernels.inputs import generator, make_inputs, stream_seed
 from fastkernels.registry import Registry
@@ -35,3 +37,25 @@ def case_inputs(task: str, case_name: str, r: int = 0, seed: int = 0) -> dict[st
     manifest = REGISTRY.get(task)
     case = manifest.case(case_name)
     return make_inputs(manifest, case, "cpu", generator("cpu", stream_seed(seed, task, case.name, "round", r)))
+
+
+def judged_on_cpu_cases(task: str, cls: type) -> None:
+    """`cls` built like a baseline on every CPU case of `task`: passes the task's tolerance on three rounds and
+    leaves its inputs unchanged."""
+    manifest = REGISTRY.get(task)
+    components = eager_classes(REGISTRY, REGISTRY.closure(task), "cpu")
+    eager = eager_class(task)
+    for case in (c for c in manifest.cases if c.tier == "cpu"):
+        tol = manifest.tolerance.get(case.dtype)
+        atol, rtol = (tol.atol, tol.rtol) if tol else (1e-2, 1.6e-2)
+        state = reference_state(manifest, case, eager, components, "cpu", 0)
+        with torch.no_grad():
+            oracle = build(eager, case, components, state, "cpu", "oracle", torch.float64)
+            template = build(eager, case, components, state, "cpu", "eager")
+            module = build(cls, case, components, state, "cpu", "candidate")
+            for r in range(3):
+                inputs = case_inputs(task, case.name, r)
+                saved = {k: v.clone() for k, v in inputs.items()}
+                verdict = judge(module(**inputs), template(**saved), oracle(**oracle_inputs(saved)), atol, rtol)
+                assert verdict.passed, f"{case.name}, round {r}: {verdict.reason}"
+                assert all(torch.equal(inputs[k], saved[k]) for k in inputs), "inputs must not be modified"

@@ -29,31 +29,10 @@ from fastkernels.composition import bind  # noqa: E402
 from fastkernels.correctness import judge  # noqa: E402
 from fastkernels.implementations import import_file, load_implementation  # noqa: E402
 from fastkernels.inputs import generator, make_inputs, stream_seed  # noqa: E402
-from task_library import REGISTRY, ROOT, candidate_class, case_inputs, eager_class, production_class  # noqa: E402,F401
+from task_library import REGISTRY, ROOT, candidate_class, case_inputs, eager_class, judged_on_cpu_cases, production_class  # noqa: E402,F401
 
 FAST = settings(max_examples=8, deadline=None)
 F64 = torch.float64
-
-
-def judged_on_cpu_cases(task: str, cls: type) -> None:
-    """`cls` built like a baseline on every CPU case of `task`: passes the task's tolerance on three rounds."""
-    manifest = REGISTRY.get(task)
-    components = eager_classes(REGISTRY, REGISTRY.closure(task), "cpu")
-    eager = eager_class(task)
-    for case in (c for c in manifest.cases if c.tier == "cpu"):
-        tol = manifest.tolerance.get(case.dtype)
-        atol, rtol = (tol.atol, tol.rtol) if tol else (1e-2, 1.6e-2)
-        state = reference_state(manifest, case, eager, components, "cpu", 0)
-        with torch.no_grad():
-            oracle = build(eager, case, components, state, "cpu", "oracle", F64)
-            template = build(eager, case, components, state, "cpu", "eager")
-            module = build(cls, case, components, state, "cpu", "candidate")
-            for r in range(3):
-                inputs = case_inputs(task, case.name, r)
-                saved = {k: v.clone() for k, v in inputs.items()}
-                verdict = judge(module(**inputs), template(**saved), oracle(**oracle_inputs(saved)), atol, rtol)
-                assert verdict.passed, f"{case.name}, round {r}: {verdict.reason}"
-                assert all(torch.equal(inputs[k], saved[k]) for k in inputs), "inputs must not be modified"
 
 
 def randn(*shape: int, seed: int, scale: float = 1.0, dtype: torch.dtype = F64) -> torch.Tensor:

@@ -23,30 +23,9 @@ from fastkernels.build import build, eager_classes, oracle_inputs, reference_sta
 from fastkernels.correctness import judge  # noqa: E402
 from fastkernels.implementations import import_file, load_implementation  # noqa: E402
 from fastkernels.inputs import generator, make_inputs, stream_seed  # noqa: E402
-from task_library import REGISTRY, ROOT, candidate_class, case_inputs, eager_class, production_class  # noqa: E402,F401
+from task_library import REGISTRY, ROOT, candidate_class, case_inputs, eager_class, judged_on_cpu_cases, production_class  # noqa: E402,F401
 
 FAST = settings(max_examples=10, deadline=None)
-
-
-def judged_on_cpu_cases(task: str, cls: type, level: int = 1) -> None:
-    """`cls` built like a baseline on every CPU case of `task`: passes the task's tolerance on three rounds."""
-    manifest = REGISTRY.get(task)
-    components = eager_classes(REGISTRY, REGISTRY.closure(task), "cpu")
-    eager = eager_class(task)
-    for case in (c for c in manifest.cases if c.tier == "cpu"):
-        tol = manifest.tolerance.get(case.dtype)
-        atol, rtol = (tol.atol, tol.rtol) if tol else (1e-2, 1.6e-2)
-        state = reference_state(manifest, case, eager, components, "cpu", 0)
-        with torch.no_grad():
-            oracle = build(eager, case, components, state, "cpu", "oracle", torch.float64)
-            template = build(eager, case, components, state, "cpu", "eager")
-            module = build(cls, case, components, state, "cpu", "candidate")
-            for r in range(3):
-                inputs = case_inputs(task, case.name, r)
-                saved = {k: v.clone() for k, v in inputs.items()}
-                verdict = judge(module(**inputs), template(**saved), oracle(**oracle_inputs(saved)), atol, rtol)
-                assert verdict.passed, f"{case.name}, round {r}: {verdict.reason}"
-                assert all(torch.equal(inputs[k], saved[k]) for k in inputs), "inputs must not be modified"
 
 
 # ------------------------------------------------------------------------------------------ embedding_bag
@@ -495,7 +474,7 @@ def test_hash_grid_interpolates_corner_features_trilinearly():
 
 
 def test_dlrm_bottom_mlp_reference_candidate_passes_the_cpu_cases():
-    judged_on_cpu_cases("dlrm_bottom_mlp", candidate_class("dlrm_bottom_mlp", level=2), level=2)
+    judged_on_cpu_cases("dlrm_bottom_mlp", candidate_class("dlrm_bottom_mlp", level=2))
 
 
 @FAST

@@ -10,8 +10,15 @@ a bf16 module (as in the rotary_embedding task); the rotation is done in fp32 (f
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import torch
 from torch import nn
+
+from fastkernels.implementations import import_file
+
+_rotary = import_file(Path(__file__).parents[1] / "rotary_embedding" / "rotary_embedding.py",
+                      namespace="tasks.rotary_embedding")
 
 
 def cos_sin_cache(rotary_dim: int, max_position_embeddings: int, base: float) -> torch.Tensor:
@@ -78,19 +85,5 @@ class MRotaryEmbedding(nn.Module):
         cos, sin = self.cos_sin(positions)
         return self._rotate(query, cos, sin), self._rotate(key, cos, sin)
 
-    def _rotate(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-        compute = torch.promote_types(x.dtype, torch.float32)
-        heads = x.reshape(x.shape[0], -1, self.head_size).to(compute)
-        rot, passed = heads[..., : self.rotary_dim], heads[..., self.rotary_dim :]
-        cos, sin = cos.unsqueeze(-2).to(compute), sin.unsqueeze(-2).to(compute)
-        if self.is_neox_style:
-            x1, x2 = rot.chunk(2, dim=-1)
-        else:
-            x1, x2 = rot[..., ::2], rot[..., 1::2]
-        o1 = x1 * cos - x2 * sin
-        o2 = x2 * cos + x1 * sin
-        if self.is_neox_style:
-            rot = torch.cat((o1, o2), dim=-1)
-        else:
-            rot = torch.stack((o1, o2), dim=-1).flatten(-2)
-        return torch.cat((rot, passed), dim=-1).reshape(x.shape).to(x.dtype)
+    # The rotation of one head, given its cos/sin rows, is the rotary_embedding task's, unchanged.
+    _rotate = _rotary.RotaryEmbedding._rotate

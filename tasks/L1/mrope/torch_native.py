@@ -12,6 +12,8 @@ from fastkernels.implementations import import_file
 
 # The eager module owns the constructor and the fp32 table (one state for every implementation).
 _eager = import_file(Path(__file__).with_name("mrope.py"), namespace="tasks.mrope")
+_rotary_native = import_file(Path(__file__).parents[1] / "rotary_embedding" / "torch_native.py",
+                             namespace="tasks.rotary_embedding")
 
 
 def apply_interleaved_rope(x: torch.Tensor, mrope_section: list[int]) -> torch.Tensor:
@@ -32,19 +34,5 @@ class MRotaryEmbedding(_eager.MRotaryEmbedding):
         return cos, sin
 
     def _rotate(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-        heads = x.reshape(x.shape[0], -1, self.head_size)
-        rot = heads[..., : self.rotary_dim]
-        cos, sin = cos.unsqueeze(-2), sin.unsqueeze(-2)
-        if self.is_neox_style:
-            x1, x2 = rot.chunk(2, dim=-1)
-        else:
-            x1, x2 = rot[..., ::2], rot[..., 1::2]
-        o1 = (x1 * cos - x2 * sin).to(x.dtype)
-        o2 = (x2 * cos + x1 * sin).to(x.dtype)
-        if self.is_neox_style:
-            rot = torch.cat((o1, o2), dim=-1)
-        else:
-            rot = torch.stack((o1, o2), dim=-1).flatten(-2)
-        if self.rotary_dim < self.head_size:
-            rot = torch.cat((rot, heads[..., self.rotary_dim :]), dim=-1)
-        return rot.reshape(x.shape)
+        """The rotary_embedding task's native rotation (bf16 math, as vLLM's forward_native) on one head's rows."""
+        return _rotary_native.RotaryEmbedding._rotate(self, x, cos.unsqueeze(-2), sin.unsqueeze(-2))
