@@ -45,9 +45,12 @@ def production_classes(registry: Registry, names: list[str], device: str) -> dic
     return {name: first_production_class(registry, name, device)[1] for name in names}
 
 
-def construct(cls: type, case: Case, components: Mapping[str, type]) -> nn.Module:
-    """Instantiate `cls` with the case's init args while `components` are bound."""
-    with bind(components):
+def construct(cls: type, case: Case, components: Mapping[str, type], device: str = "cpu") -> nn.Module:
+    """Instantiate `cls` with the case's init args while `components` are bound.
+
+    Built with `device` as the default device, so a constructor's own weight initialisation runs there: a billion
+    parameters initialised on the host took minutes a case (moe_experts), for weights the reference state replaces."""
+    with bind(components), torch.device(device):
         module = cls(**case.init)
     if not isinstance(module, nn.Module):
         raise TypeError(f"{cls.__name__} is not a torch.nn.Module")
@@ -59,7 +62,7 @@ def reference_state(
 ) -> dict[str, torch.Tensor]:
     """The weights every implementation of this case loads: seeded init, redrawn parameters, case dtype."""
     torch.manual_seed(stream_seed(seed, manifest.name, case.name, "init"))
-    module = construct(eager, case, components).to(device)
+    module = construct(eager, case, components, device).to(device)
     redraw_parameters(module, manifest, generator(device, stream_seed(seed, manifest.name, case.name, "parameters")))
     module = module.to(DTYPES[case.dtype]) if DTYPES[case.dtype].is_floating_point else module
     return {key: value.detach().clone() for key, value in module.state_dict().items()}
@@ -84,7 +87,7 @@ def build(
     dtype: torch.dtype | None = None,
 ) -> nn.Module:
     """Construct, move to device and case dtype (or `dtype`), load the reference weights, eval mode."""
-    module = construct(cls, case, components).to(device)
+    module = construct(cls, case, components, device).to(device)
     target = dtype or DTYPES[case.dtype]
     if target.is_floating_point:
         module = module.to(target)

@@ -28,6 +28,7 @@ from fastkernels.graphs import graph_fields
 from fastkernels.inputs import generator, make_inputs, stream_seed
 from fastkernels.integrity import Integrity
 from fastkernels.judge import JudgeClient, JudgeError
+from fastkernels.phases import phase
 from fastkernels.plan import Impl, TaskPlan, Unusable, one_line
 from fastkernels.records import ResultRow, Status
 from fastkernels.roofline import roofline_fields
@@ -74,10 +75,12 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
     except JudgeError as error:
         raise CaseFailure(Status.BASELINE_ERROR, f"the judge is gone: {error}") from None
     state = reference_state(manifest, case, plan.eager.cls, plan.eager.components, ctx.device, harness.seed)
+    phase(f"{label}: weights built")
     try:
         ctx.judge.settle()
     except JudgeError as error:
         raise CaseFailure(Status.BASELINE_ERROR, f"the oracle could not be built: {error}") from None
+    phase(f"{label}: the judge's oracle ready")
     judge_round, judge_fresh = _asking(ctx.judge.judge_round), _asking(ctx.judge.judge_fresh)
     with torch.no_grad():
         rounds = []
@@ -99,6 +102,7 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
             raise CaseFailure(Status.BASELINE_ERROR, f"no baseline implementation is correct ({reasons})")
         if isinstance(plan.candidate, Unusable) and plan.candidate.status is not Status.NOT_ATTEMPTED:
             raise CaseFailure(plan.candidate.status, plan.candidate.reason)
+        phase(f"{label}: {len(baselines)} baseline(s) checked")
         sets = _timing_sets(ctx, rounds)
         eager_timed = None
         if harness.time_eager and ctx.row_base.get("baseline") == "production":
@@ -106,6 +110,7 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
         chosen, times = _choose_baseline(ctx, baselines, sets, eager_timed)
         del eager_timed
         alternatives.update(times)
+        phase(f"{label}: baseline {chosen} chosen")
         candidate_impl = plan.candidate if isinstance(plan.candidate, Impl) else None
         if plan.candidate is None:  # noop: the chosen baseline again, as a separate instance
             candidate_impl = next(impl for impl in plan.baselines if impl.name == chosen)
@@ -119,6 +124,7 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
             factor = manifest.calibration_factor or harness.calibration_factor
             check_precision(metrics, list(baseline_errors.values()), tolerance, factor, harness.calibration_floor)
         del rounds
+        phase(f"{label}: candidate checked")
         calls = {"baseline": _caller(baselines[chosen])}
         if candidate is not None:
             calls["candidate"] = _caller(candidate)
@@ -130,6 +136,7 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
         except Exception as error:  # noqa: BLE001 - failing only while timed is still the candidate's failure
             raise CaseFailure(Status.RUNTIME_ERROR, f"during timing: {one_line(error)}") from None
         clocks_after = ctx.read_clocks() if ctx.read_clocks is not None else None
+        phase(f"{label}: timed ({len(samples['baseline'])} pairs)")
         _verify_integrity(ctx, "while the candidate was timed")
         escape.verify("side_streams" in manifest.allow)
         recheck.verify(judge_fresh)
@@ -139,6 +146,7 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
             graph = graph_fields(manifest, case, modules, sets[0], judge_fresh, ctx.clock, ctx.flush,
                                  harness.warmup, harness.iterations, harness.seed, harness)
             _verify_integrity(ctx, "during CUDA-graph timing")
+            phase(f"{label}: graphs timed")
         output = calls["baseline"](sets[0])
     base = summarize(samples["baseline"])
     fields: dict[str, Any] = dict(

@@ -18,6 +18,7 @@ from typing import Callable
 from pydantic import ValidationError
 
 from fastkernels.manifest import Manifest
+from fastkernels.phases import LAUNCHED_AT_ENV
 from fastkernels.records import ResultRow, Status
 from fastkernels.worker import WorkerJob, row_base
 
@@ -36,7 +37,7 @@ def run_task(
     job_path.write_text(job.model_dump_json(indent=1))
     rows_path = Path(job.rows_path)
     rows_path.unlink(missing_ok=True)
-    environment = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"}
+    environment = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1", LAUNCHED_AT_ENV: repr(time.time())}
     if job.device == "cpu":
         environment["TRITON_INTERPRET"] = "1"
     else:

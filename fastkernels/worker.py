@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from fastkernels.config import BaselineConfig, HardwareProfile, HarnessConfig
+from fastkernels.phases import phase
 from fastkernels.records import ResultRow, Status
 
 
@@ -55,6 +56,7 @@ def append_row(path: Path, row: ResultRow) -> None:
 def run_job(job: WorkerJob) -> None:
     import torch
 
+    phase("torch imported")
     from fastkernels.judge import JudgeClient, JudgeSpec
     from fastkernels.registry import Registry
 
@@ -67,6 +69,7 @@ def run_job(job: WorkerJob) -> None:
     flush = _cache_flush(job) if job.harness.flush_l2 else None
     # The judge process holds every reference output; started before any candidate code is imported.
     judge = JudgeClient(JudgeSpec(job.tasks_root, job.task, job.device, job.harness.seed, job.harness.correctness_rounds))
+    phase("clock, cache flush and judge started")
     try:
         _score_cases(job, registry, manifest, device_name, candidate_dir, clock, flush, judge, rows_path)
     finally:
@@ -88,6 +91,7 @@ def _score_cases(job, registry, manifest, device_name, candidate_dir, clock, flu
             base = row_base(job, manifest.level, manifest.categories, case, device_name)
             append_row(rows_path, ResultRow(**base, status=Status.BASELINE_ERROR, reason=one_line(error)))
         return
+    phase("baselines and candidate loaded")
     integrity = snapshot[0]
     patched = integrity.changed()
     for case in job.cases:
@@ -98,7 +102,9 @@ def _score_cases(job, registry, manifest, device_name, candidate_dir, clock, flu
             continue
         context = CaseContext(plan, case, job.device, job.harness, job.profile, clock, flush, base, judge, integrity,
                               read_clocks=(lambda: read_clocks(0)) if job.device == "cuda" else None)
-        append_row(rows_path, evaluate_case(context))
+        row = evaluate_case(context)
+        append_row(rows_path, row)
+        phase(f"case {case} {row.status.value}")
 
 
 def make_clock(job: WorkerJob):
