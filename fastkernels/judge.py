@@ -3,12 +3,15 @@
 The worker process runs baselines and the candidate; it never computes a reference output. For each case the judge
 builds the same weights and the same round inputs from the seeds (both are deterministic), runs the eager module in
 float64 (the oracle) and in the case dtype (the template: what an output must look like), and keeps the results. The
-worker sends it only what an implementation returned, as plain tensors copied to host memory, and gets back a
-verdict. Timed outputs picked for a recheck, and the CUDA-graph check, send their inputs too: the judge computes
+worker sends it only what an implementation returned, as fresh plain-tensor copies made by the harness, and gets
+back a verdict. Copies cross by reference, not by value (torch's multiprocessing reductions: CUDA IPC on a GPU,
+shared memory on the host), so judging a 500 MB output costs no host round trip; the worker keeps each copy alive
+until the verdict is back. Timed outputs picked for a recheck, and the CUDA-graph check, send their inputs too: the judge computes
 those references fresh.
 
-The judge is started with the `spawn` method before the candidate is imported, so nothing the candidate patches or
-leaves behind in the worker reaches it. Its one channel is a pipe; only verdicts come back.
+The judge is started before the candidate is imported, so nothing the candidate patches or leaves behind in the
+worker reaches it: forked while the worker has not touched the GPU yet (no start-up cost), else spawned fresh. Its
+one channel is a pipe; only verdicts come back.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ class JudgeError(RuntimeError):
 
 
 def plain_leaves(output: Any) -> list[torch.Tensor] | Verdict:
-    """The output's tensors as plain host copies for the judge, or the verdict that it is not plain tensors.
+    """The output's tensors as plain copies for the judge, or the verdict that it is not plain tensors.
 
     Checked here, in the worker, so that nothing but `torch.Tensor` data ever crosses to the judge (a tensor
     subclass could run code when unpickled).
@@ -56,12 +59,19 @@ def plain_leaves(output: Any) -> list[torch.Tensor] | Verdict:
             return Verdict(f"{where} is a {type(leaf).__name__}, not a plain torch.Tensor", None)
         if leaf.is_meta or leaf.layout is not torch.strided:
             return Verdict(f"{where} is not a materialised strided tensor", None)
-        copies.append((leaf.detach().to("cpu", copy=True), str(leaf.device)))
+        copies.append((_copy(leaf), str(leaf.device)))
     return [_Leaf(tensor, device) for tensor, device in copies]
 
 
+def _copy(tensor: torch.Tensor) -> torch.Tensor:
+    """A plain tensor the harness owns, on the same device: what the candidate returned can change no more."""
+    copy = torch.empty_like(tensor, memory_format=torch.contiguous_format)
+    copy.copy_(tensor.detach())
+    return copy
+
+
 class _Leaf:
-    """A host copy of one output tensor and the device it was on (the judge checks the device too)."""
+    """A copy of one output tensor and the device it was on (the judge checks the device too)."""
 
     def __init__(self, tensor: torch.Tensor, device: str) -> None:
         self.tensor, self.device = tensor, device
@@ -71,7 +81,8 @@ class JudgeClient:
     """The worker's end: start the judge, then ask for verdicts. One judge serves every case of a task."""
 
     def __init__(self, spec: JudgeSpec) -> None:
-        context = multiprocessing.get_context("spawn")
+        # fork copies the worker as it is (no candidate imported yet); a CUDA context would not survive it
+        context = multiprocessing.get_context("spawn" if torch.cuda.is_initialized() else "fork")
         self._conn, child = context.Pipe(duplex=True)
         self._process = context.Process(target=serve, args=(spec, child), daemon=True, name=f"judge-{spec.task}")
         self._process.start()
@@ -121,7 +132,7 @@ class JudgeClient:
         leaves = plain_leaves(output)
         if isinstance(leaves, Verdict):
             return leaves
-        return self._ask("fresh", {name: t.detach().to("cpu", copy=True) for name, t in inputs.items()}, leaves)
+        return self._ask("fresh", {name: _copy(t) for name, t in inputs.items()}, leaves)
 
     def close(self) -> None:
         try:

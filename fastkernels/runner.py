@@ -9,7 +9,6 @@ from __future__ import annotations
 import logging
 import os
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Callable
 
 from pydantic import ValidationError
 
+from fastkernels.launch import WorkerProcess, start_worker
 from fastkernels.manifest import Manifest
 from fastkernels.phases import LAUNCHED_AT_ENV
 from fastkernels.records import ResultRow, Status
@@ -43,23 +43,19 @@ def run_task(
     else:
         environment.pop("TRITON_INTERPRET", None)  # a GPU run times compiled kernels, never the interpreter
     log_path = work_dir / f"{job.task}.log"
-    with log_path.open("w") as log_file:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "fastkernels.worker", str(job_path)],
-            stdout=log_file, stderr=subprocess.STDOUT, env=environment, start_new_session=True,
-        )
-        try:
-            timed_out = _wait(process, job.harness.timeout_s, rows_path, on_row)
-        except BaseException:  # Ctrl-C or a signal: the worker (its own session) must not outlive the run
-            _kill_group(process)
-            raise
+    process = start_worker(str(job_path), str(log_path), environment, job.harness.worker_start)
+    try:
+        timed_out = _wait(process, job.harness.timeout_s, rows_path, on_row)
+    except BaseException:  # Ctrl-C or a signal: the worker (its own session) must not outlive the run
+        _kill_group(process)
+        raise
     rows = _read_rows(rows_path, job.cases)
     missing = [case for case in job.cases if case not in rows]
     if missing:
         if timed_out:
             status, reason = Status.TIMEOUT, f"worker killed after the {job.harness.timeout_s:g} s task timeout"
         else:
-            status, reason = Status.RUNTIME_ERROR, f"worker {_describe_exit(process.returncode)}; {_last_line(log_path)}"
+            status, reason = Status.RUNTIME_ERROR, f"worker {_describe_exit(process.poll())}; {_last_line(log_path)}"
         for case in missing:
             row = ResultRow(**row_base(job, manifest.level, manifest.categories, case, ""), status=status, reason=reason)
             rows[case] = row
@@ -67,7 +63,7 @@ def run_task(
     return [rows[case] for case in job.cases]
 
 
-def _wait(process: subprocess.Popen, timeout_s: float, rows_path: Path, on_row: Callable[[ResultRow], None]) -> bool:
+def _wait(process: WorkerProcess, timeout_s: float, rows_path: Path, on_row: Callable[[ResultRow], None]) -> bool:
     deadline = time.monotonic() + timeout_s
     reported = 0
     while process.poll() is None:
@@ -94,7 +90,7 @@ def _report_new(rows_path: Path, reported: int, on_row: Callable[[ResultRow], No
     return reported
 
 
-def _kill_group(process: subprocess.Popen) -> None:
+def _kill_group(process: WorkerProcess) -> None:
     try:
         os.killpg(process.pid, signal.SIGKILL)
     except ProcessLookupError:

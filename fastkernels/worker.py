@@ -1,8 +1,9 @@
 """The worker process: scores one task, all its cases, and appends one JSON row per case to its rows file.
 
-Run as `python -m fastkernels.worker <job.json>` by the runner, one process per task, so whatever a candidate
-does (raise, hang, segfault, corrupt the CUDA context) ends this process at worst, never the run. Rows are appended
-and fsynced as each case finishes, so a crash loses only the case in flight.
+Started by the runner, one process per task (forked from a pre-imported server, or as `python -m fastkernels.worker
+<job.json>`: launch.py), so whatever a candidate does (raise, hang, segfault, corrupt the CUDA context) ends this
+process at worst, never the run. Rows are appended and fsynced as each case finishes, so a crash loses only the case
+in flight.
 """
 
 from __future__ import annotations
@@ -63,13 +64,14 @@ def run_job(job: WorkerJob) -> None:
     rows_path = Path(job.rows_path)
     registry = Registry(Path(job.tasks_root))
     manifest = registry.get(job.task)
+    # The judge process holds every reference output; started before any candidate code is imported, and before
+    # this process touches the GPU (so it can be forked).
+    judge = JudgeClient(JudgeSpec(job.tasks_root, job.task, job.device, job.harness.seed, job.harness.correctness_rounds))
     device_name = torch.cuda.get_device_name() if job.device == "cuda" else "cpu"
     candidate_dir = Path(job.candidate_dir) if job.candidate_dir is not None else None
     clock = make_clock(job)  # binds the timers before any candidate code is imported
     flush = _cache_flush(job) if job.harness.flush_l2 else None
-    # The judge process holds every reference output; started before any candidate code is imported.
-    judge = JudgeClient(JudgeSpec(job.tasks_root, job.task, job.device, job.harness.seed, job.harness.correctness_rounds))
-    phase("clock, cache flush and judge started")
+    phase("judge, clock and cache flush started")
     try:
         _score_cases(job, registry, manifest, device_name, candidate_dir, clock, flush, judge, rows_path)
     finally:

@@ -1,0 +1,90 @@
+"""Starting a worker process: forked from a server that has already imported torch, or executed fresh.
+
+A fresh `python -m fastkernels.worker` spends seconds importing torch, Inductor and kernel libraries before it scores
+anything (4-15 s of each task on the H200: worker logs of 2026-11-30). With `harness.worker_start=forkserver` (the
+default) each worker is forked from multiprocessing's fork server, which imported those once (preload.py) and never
+touches the GPU. A worker is still a process of its own: its own session (the runner kills its whole group), its own
+log, its exit status or signal; nothing it does reaches the server or the next worker. `exec` runs the plain
+subprocess. A forked worker that finds CUDA already initialised (a preloaded library touched the GPU) replaces
+itself with a fresh interpreter, so a bad fork costs time, never a result.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+from typing import Literal, Protocol
+
+WorkerStart = Literal["forkserver", "exec"]
+WORKER_COMMAND = [sys.executable, "-m", "fastkernels.worker"]
+
+
+class WorkerProcess(Protocol):
+    pid: int
+
+    def poll(self) -> int | None: ...
+
+    def wait(self) -> int: ...
+
+
+def start_worker(job_path: str, log_path: str, environment: dict[str, str], how: WorkerStart) -> WorkerProcess:
+    """Start the worker for `job_path` with `environment`, its stdout and stderr in `log_path`."""
+    if how == "exec":
+        with open(log_path, "w") as log:
+            return subprocess.Popen([*WORKER_COMMAND, job_path], stdout=log, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, env=environment, start_new_session=True)
+    return _Forked(job_path, log_path, environment)
+
+
+def _fork_server() -> multiprocessing.context.BaseContext:
+    # Asked before the server starts (it inherits this environment): torch.cuda.is_available() through NVML, so
+    # preloaded code that asks whether a GPU exists does not initialise the CUDA driver in the server.
+    os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["fastkernels.preload"])
+    return context
+
+
+class _Forked:
+    """A worker forked from the fork server, with Popen's poll/wait/pid."""
+
+    def __init__(self, job_path: str, log_path: str, environment: dict[str, str]) -> None:
+        self._process = _fork_server().Process(target=_run_forked, args=(job_path, log_path, environment),
+                                               name=f"worker {os.path.basename(job_path)}")
+        self._process.start()
+        self.pid = self._process.pid
+
+    def poll(self) -> int | None:
+        return self._process.exitcode
+
+    def wait(self) -> int:
+        self._process.join()
+        return self._process.exitcode  # type: ignore[return-value]
+
+
+def _run_forked(job_path: str, log_path: str, environment: dict[str, str]) -> None:
+    """The worker's first moments in the forked child: own session, own log, the task's environment."""
+    os.setsid()
+    log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    os.close(log)
+    os.close(null)
+    os.environ.clear()
+    os.environ.update(environment)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    import torch
+
+    if torch.cuda.is_initialized():  # the fork server's state touched the GPU: start clean instead
+        os.execve(sys.executable, [*WORKER_COMMAND, job_path], environment)
+    for stream in (sys.stdout, sys.stderr):
+        stream.reconfigure(line_buffering=True, write_through=True)  # type: ignore[union-attr]
+    from fastkernels import phases, worker
+
+    phases.restart()
+    sys.exit(worker.main([job_path]))

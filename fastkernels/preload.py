@@ -1,0 +1,27 @@
+"""What the worker fork server imports once, so that no worker pays for it again (see launch.py).
+
+Only imports: nothing here may run a torch operation or touch the GPU, since every worker is forked from this state
+(a CUDA context does not survive fork). Kernel libraries that query the GPU while importing (flash-linear-attention
+reads the compute capability) stay out; workers import them themselves. A module that fails to import is skipped.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+MODULES = (
+    "torch", "torch.nn.functional", "torch._dynamo", "triton", "triton.language",
+    "fastkernels.worker", "fastkernels.evaluate", "fastkernels.judge", "fastkernels.plan", "fastkernels.integrity",
+    "fastkernels.graphs", "fastkernels.checks", "fastkernels.clocks", "fastkernels.compiled",
+    # Liger-Kernel's operator modules the tasks use (it asks NVML, not CUDA, whether a GPU exists: see launch.py)
+    "liger_kernel.ops", "liger_kernel.ops.geglu", "liger_kernel.ops.layer_norm", "liger_kernel.ops.qwen2vl_mrope",
+    "liger_kernel.ops.rope", "liger_kernel.ops.swiglu",
+)
+
+imported: list[str] = []
+for _name in MODULES:
+    try:
+        importlib.import_module(_name)
+        imported.append(_name)
+    except Exception:  # noqa: BLE001 - an optional library absent or broken here; its worker reports it
+        pass

@@ -1,0 +1,47 @@
+"""Workers are forked from a pre-imported server by default (launch.py) or executed fresh: either way each task is a
+process of its own, in its own process group, whose crash, hang or exit status the runner sees."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from fastkernels.launch import start_worker
+from fastkernels.records import Status
+from scoring import cpu_job
+from scoring import score as score_dir
+
+CANDIDATES = Path(__file__).parent / "candidates"
+
+
+@pytest.mark.parametrize("how", ["forkserver", "exec"])
+@pytest.mark.parametrize("name, status, words", [("segfault", Status.RUNTIME_ERROR, "SIGSEGV"),
+                                                 ("hang", Status.TIMEOUT, "15 s")])
+def test_both_start_methods_report_a_dying_or_hanging_worker_alike(how, name, status, words, tmp_path):
+    rows = score_dir(CANDIDATES / name, tmp_path, "rms_norm", "harness.timeout_s=15", f"harness.worker_start={how}")
+    assert all(row.status is status and words in row.reason for row in rows), [row.reason for row in rows]
+
+
+@pytest.mark.parametrize("how", ["forkserver", "exec"])
+def test_both_start_methods_score_an_honest_task(how, tmp_path):
+    rows = score_dir(None, tmp_path, "silu_and_mul", f"harness.worker_start={how}")
+    assert rows and all(row.status is Status.PASSED for row in rows)
+
+
+def test_a_forked_worker_leads_its_own_process_group_with_its_judge(tmp_path):
+    job, _ = cpu_job(CANDIDATES / "hang", tmp_path)
+    job_path, log_path = tmp_path / "job.json", tmp_path / "worker.log"
+    job_path.write_text(job.model_dump_json())
+    process = start_worker(str(job_path), str(log_path), {**os.environ, "TRITON_INTERPRET": "1"}, "forkserver")
+    started = "judge, clock and cache flush started"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (log_path.exists() and started in log_path.read_text()):
+        time.sleep(0.1)
+    assert started in log_path.read_text()  # the log is the worker's own
+    assert os.getpgid(process.pid) == process.pid != os.getpgid(0)
+    os.killpg(process.pid, signal.SIGKILL)
+    assert process.wait() == -signal.SIGKILL and process.poll() == -signal.SIGKILL
