@@ -105,7 +105,10 @@ def run_ray(
         ray.init(address=scale.ray_address, **options)
     try:
         resources = {"num_gpus": 1, "num_cpus": 1} if device_kind == "cuda" else {"num_cpus": 1}
-        remote = ray.remote(max_retries=0, **resources)(_score_remotely)
+        # max_calls=0: Ray would start a fresh process for every GPU task (its default for GPU tasks, to free GPU
+        # memory), and with it a fresh worker fork server (launch.py): seconds a task. These Ray processes never
+        # touch the GPU themselves; each task's worker process does, and exits.
+        remote = ray.remote(max_retries=0, max_calls=0, **resources)(_score_remotely)
         pending = {
             remote.remote(job.model_dump_json(), str(work_dir), profile.model_dump_json(), device_kind): job
             for job, _ in longest_first(work)
