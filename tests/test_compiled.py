@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from fastkernels.compiled import compiled
-from fastkernels.implementations import check_interface
-from task_library import REGISTRY, production_class
+from fastkernels.implementations import check_interface, load_implementation
+from task_library import REGISTRY, judged_on_cpu_cases, production_class
 
 
 def test_a_compiled_production_path_has_the_interface_state_and_values_of_the_original():
@@ -22,3 +22,20 @@ def test_a_compiled_production_path_has_the_interface_state_and_values_of_the_or
     except Exception as error:  # noqa: BLE001 - Inductor's CPU backend needs a working C++ toolchain
         pytest.skip(f"Inductor cannot compile on this machine: {error}")
     torch.testing.assert_close(out, native()(x))
+
+
+COMPILED = [(name, impl.name) for name in REGISTRY.names for impl in REGISTRY.get(name).implementations.production
+            if impl.name == "torch_compile"]
+
+
+@pytest.mark.parametrize("task, name", COMPILED, ids=[task for task, _ in COMPILED])
+def test_every_inductor_production_path_passes_its_task_on_the_cpu_cases(task, name):
+    """Listed for cuda only (that is where it is timed), but Inductor's C++ backend computes the same graph here."""
+    impl = next(i for i in REGISTRY.get(task).implementations.production if i.name == name)
+    cls = load_implementation(REGISTRY.directory(task), impl, "cuda")
+    check_interface(cls, REGISTRY.get(task))
+    torch._dynamo.reset()
+    try:
+        judged_on_cpu_cases(task, cls)
+    except (torch._dynamo.exc.BackendCompilerFailed, torch._inductor.exc.InductorError) as error:
+        pytest.skip(f"Inductor cannot compile on this machine: {str(error).splitlines()[0]}")
