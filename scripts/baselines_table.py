@@ -36,6 +36,43 @@ WEAK_REASONS = {
     "rms_norm": "short rows at prefill 2048 do not fill the device",
     "causal_attention": "prefill attention at 2048 or 16x512 tokens is too short to reach the GEMM rate",
     "linear": "decode-size GEMV (one token) is bound by reading the weight once",
+    # added 2026-11-30 from the H200 rows of that day; "(not profiled)" marks a cause inferred from the
+    # implementation, not from a profiler trace
+    "adaptive_avg_pool2d": "global average pool of a small feature map: 6-8 µs of traffic, where one reduction "
+                           "kernel's launch and tail dominate (Inductor listed since, not yet measured)",
+    "batch_norm_act2d": "EfficientNetV2's head at batch 32 is 6 µs of traffic: launch bound",
+    "conv1d": "cuDNN's bf16 conv1d on Whisper's 128/1280-channel, 3000-frame stem reaches 14-48% of the GEMM rate "
+              "(not profiled)",
+    "conv3d_patch_embed": "unfold + GEMM: the unfold writes the whole patch matrix (an extra pass over the video) "
+                          "before the GEMM",
+    "global_response_norm": "Inductor's GRN: a spatial L2-norm reduction, a channel mean and the affine, more "
+                            "than one pass over the activations (not profiled)",
+    "layer_norm_2d": "ConvNeXt's channels-first LayerNorm: a reduction across channels at stride H*W, even "
+                     "compiled (not profiled)",
+    "llama3_rope": "rotary embedding at ~20 µs of traffic: q and k rotated with a cos/sin gather, near the "
+                   "launch scale",
+    "mrope": "rotary embedding at ~16 µs of traffic: near the launch scale",
+    "rotary_embedding": "rotary embedding at ~10 µs of traffic: near the launch scale",
+    "vision_rope_2d": "rotary embedding at ~9 µs of traffic: near the launch scale",
+    "mamba2_ssd": "FLA's chunked SSD runs several Triton kernels (chunk cumsum, chunk states, state passing, chunk "
+                  "scan) that re-read the chunked inputs; the limit counts one pass and the scan's FLOPs only",
+    "modulated_layer_norm": "Inductor's LayerNorm + (1 + scale) * x + shift: 28-37% of copy bandwidth "
+                            "(not profiled)",
+    "moe_experts": "grouped_mm path: permute tokens by expert, two grouped GEMMs and a scatter-add as separate "
+                   "kernels; Qwen's 768/1408-wide experts make small GEMMs",
+    "paged_decode_attention": "sdpa_gather copies every sequence's KV blocks out of the paged cache (an extra read "
+                              "and write of the cache) before SDPA; vLLM / FlashInfer read it in place but are not "
+                              "installable here",
+    "rope_3d": "V-JEPA 2's 3-D RoPE compiled by Inductor: 6-7% of copy bandwidth (not profiled)",
+    "sliding_window_attention": "FlexAttention with a sliding-window block mask: 30-53% of the GEMM rate "
+                                "(not profiled)",
+    "softmax": "one block per row: 64 rows of 128256 logits occupy 64 of 132 SMs (Inductor listed since, not yet "
+               "measured)",
+    "spherical_harmonics": "Inductor over the degree-3 SH evaluation: 25-29% of copy bandwidth (not profiled)",
+    "swinv2_window_attention": "SwinV2's relative-position bias reaches SDPA as an additive float mask, which rules "
+                               "out the flash backend; 64-576-token windows are tiny GEMMs",
+    "upsample_nearest2d": "PyTorch's nearest upsample kernel: 21-27% of copy bandwidth on NCHW bf16 (Inductor "
+                          "listed since, not yet measured)",
 }
 
 

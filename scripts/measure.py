@@ -8,6 +8,7 @@ Prints, for the machine it runs on:
 4. harness overhead: wall seconds per task-case of the noop run.
 
 Usage: python scripts/measure.py [hardware=h200] [--tasks all] [--repeat-task silu_and_mul] [--out DIR]
+       python scripts/measure.py --parts none --noop-rows RUN_DIR...   (the distribution of noop runs already made)
 On the CPU it runs the same steps on the CPU cases (fp32 GEMM, host clock); the numbers are then CPU numbers.
 """
 
@@ -63,12 +64,45 @@ def fastkernels(out: Path, *overrides: str) -> tuple[list[dict], float]:
     return rows, time.time() - start
 
 
+def run_rows(run: Path) -> list[dict]:
+    """A run directory's rows: results.jsonl, or the workers' row files of a run cut short (first row of a case wins
+    across runs)."""
+    results = run / "results.jsonl"
+    files = [results] if results.exists() else sorted((run / "workers").glob("*.rows.jsonl"))
+    return [json.loads(line) for path in files for line in path.read_text().splitlines() if line.strip()]
+
+
+def noop_distribution(rows: list[dict]) -> dict:
+    """Print the noop |1 - s| distribution and every row over 2%, saying whether its 95% interval excludes 1
+    (a systematic difference between two instances of the same module) or not (noise the time cap left)."""
+    unique: dict[tuple[str, str], dict] = {}
+    for row in rows:
+        unique.setdefault((row["task"], row["case"]), row)
+    timed = [row for row in unique.values() if row.get("speedup") is not None and row["status"] == "PASSED"]
+    deviation = [abs(1 - row["speedup"]) for row in timed]
+    worst = max(timed, key=lambda r: abs(1 - r["speedup"]))
+    print(f"noop: {len(timed)}/{len(unique)} rows PASSED over {len({r['task'] for r in timed})} tasks;"
+          f" median |1-s| = {statistics.median(deviation):.4f}, max |1-s| = {max(deviation):.4f}"
+          f" ({worst['task']}/{worst['case']}); {sum(d > 0.02 for d in deviation)} rows over 2%,"
+          f" {sum(d > 0.01 for d in deviation)} over 1%", flush=True)
+    for row in sorted(timed, key=lambda r: -abs(1 - r["speedup"])):
+        if abs(1 - row["speedup"]) <= 0.02:
+            break
+        low, high = row.get("speedup_ci95") or (float("nan"), float("nan"))
+        kind = "systematic (interval excludes 1)" if low > 1 or high < 1 else "noise (interval holds 1)"
+        print(f"  {row['task']}/{row['case']} [{row['baseline_impl']}, {row['baseline_ms'] * 1e3:.1f} us]:"
+              f" {row['speedup']:.4f} [{low:.3f}, {high:.3f}] {kind}")
+    return dict(noop_median_dev=statistics.median(deviation), noop_max_dev=max(deviation), noop_rows=len(timed))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("overrides", nargs="*", help="extra Hydra overrides, e.g. hardware=h200")
     parser.add_argument("--tasks", default="all")
     parser.add_argument("--repeat-task", default="silu_and_mul")
     parser.add_argument("--out", type=Path, default=ROOT / "outputs" / "measure")
+    parser.add_argument("--noop-rows", nargs="*", type=Path, default=[],
+                        help="also report the noop distribution of these finished (or cut-short) noop run directories")
     parser.add_argument("--parts", default="ceilings,noop,repeat",
                         help="which measurements, comma-separated (a device call may not fit all of them)")
     args = parser.parse_intermixed_args()
@@ -90,14 +124,11 @@ def main() -> int:
 
     if "noop" in parts:
         noop, wall = fastkernels(args.out / "noop", "agent=noop", f"tasks={args.tasks}", *args.overrides)
-        timed = [row for row in noop if row.get("speedup") is not None and row["status"] == "PASSED"]
-        deviation = [abs(1 - row["speedup"]) for row in timed]
-        worst = max(timed, key=lambda r: abs(1 - r["speedup"]))
-        print(f"noop: {len(timed)}/{len(noop)} rows PASSED; median |1-s| = {statistics.median(deviation):.4f},"
-              f" max |1-s| = {max(deviation):.4f} ({worst['task']}/{worst['case']})")
+        summary.update(noop_distribution(noop))
         print(f"harness overhead: {wall:.1f} s wall for {len(noop)} task-cases = {wall / max(1, len(noop)):.2f} s each")
-        summary.update(noop_median_dev=statistics.median(deviation), noop_max_dev=max(deviation),
-                       overhead_s_per_case=wall / max(1, len(noop)))
+        summary["overhead_s_per_case"] = wall / max(1, len(noop))
+    if args.noop_rows:
+        summary.update(noop_distribution([row for run in args.noop_rows for row in run_rows(run)]))
 
     speedups: dict[str, list[float]] = {}
     for attempt in range(5 if "repeat" in parts else 0):
