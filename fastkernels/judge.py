@@ -84,7 +84,10 @@ class JudgeClient:
         # fork copies the worker as it is (no candidate imported yet); a CUDA context would not survive it
         context = multiprocessing.get_context("spawn" if torch.cuda.is_initialized() else "fork")
         self._conn, child = context.Pipe(duplex=True)
-        self._process = context.Process(target=serve, args=(spec, child), daemon=True, name=f"judge-{spec.task}")
+        # the worker's end goes along so the judge can close its copy (a forked child inherits it): otherwise the
+        # judge would never see end-of-file when the worker dies, and would outlive it
+        self._process = context.Process(target=serve, args=(spec, child, self._conn), daemon=True,
+                                        name=f"judge-{spec.task}")
         self._process.start()
         child.close()
         self._building = False
@@ -195,8 +198,10 @@ class _Case:
         return self._verdict(leaves, reference)
 
 
-def serve(spec: JudgeSpec, conn: Connection) -> None:
+def serve(spec: JudgeSpec, conn: Connection, worker_end: Connection | None = None) -> None:
     """The judge's loop: answer requests until `close` or until the worker goes away."""
+    if worker_end is not None:
+        worker_end.close()
     current: _Case | None = None
     while True:
         try:

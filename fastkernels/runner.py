@@ -49,6 +49,7 @@ def run_task(
     except BaseException:  # Ctrl-C or a signal: the worker (its own session) must not outlive the run
         _kill_group(process)
         raise
+    _kill_group(process)  # whatever the worker left in its group (its judge, a candidate's stray processes) ends now
     rows = _read_rows(rows_path, job.cases)
     missing = [case for case in job.cases if case not in rows]
     if missing:

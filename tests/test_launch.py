@@ -45,3 +45,35 @@ def test_a_forked_worker_leads_its_own_process_group_with_its_judge(tmp_path):
     assert os.getpgid(process.pid) == process.pid != os.getpgid(0)
     os.killpg(process.pid, signal.SIGKILL)
     assert process.wait() == -signal.SIGKILL and process.poll() == -signal.SIGKILL
+
+
+def _living_members(group: int) -> list[int]:
+    """Processes of a process group that are still running (zombies waiting to be reaped do not count)."""
+    members = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[2]) == group and fields[0] != "Z":
+                members.append(int(entry.name))
+    return members
+
+
+def test_the_judge_does_not_outlive_a_worker_that_dies_alone(tmp_path):
+    """A worker killed by itself (a segfault, not the runner's group kill): its judge sees end-of-file and exits."""
+    job, _ = cpu_job(CANDIDATES / "hang", tmp_path)
+    job_path, log_path = tmp_path / "job.json", tmp_path / "worker.log"
+    job_path.write_text(job.model_dump_json())
+    process = start_worker(str(job_path), str(log_path), {**os.environ, "TRITON_INTERPRET": "1"}, "forkserver")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(_living_members(process.pid)) < 2:
+        time.sleep(0.1)
+    assert len(_living_members(process.pid)) == 2  # the worker and its judge
+    os.kill(process.pid, signal.SIGKILL)  # the worker alone
+    process.wait()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and _living_members(process.pid):
+        time.sleep(0.1)
+    assert _living_members(process.pid) == []
