@@ -18,7 +18,7 @@ from fastkernels.records import ResultRow, Status
 
 __all__ = [
     "CategoryReport", "EndToEndReport", "ExcludedTask", "FamilyReport", "KernelLevelReport", "LevelReport",
-    "ModelResult", "ModelScore", "TaskResult", "end_to_end_score", "fast_p", "format_table", "geomean", "kernel_level",
+    "ModelResult", "ModelScore", "TaskResult", "end_to_end_score", "fast_p", "fast_p_ci95", "format_table", "geomean", "kernel_level",
 ]
 
 
@@ -38,6 +38,8 @@ class TaskResult(BaseModel):
 
     `speedup` is the geomean of the cases' speedups when every case PASSED; 1.0 when the task was not attempted
     (the baseline stands in: "no win"); None when any case failed (a failed task earns no speedup).
+    `speedup_low` is a conservative lower 95% bound of it: the geomean of the cases' lower interval bounds (None
+    where a case has no interval or the task earned no speedup).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -49,6 +51,7 @@ class TaskResult(BaseModel):
     attempted: bool
     correct: bool
     speedup: float | None
+    speedup_low: float | None = None
 
 
 class ExcludedTask(BaseModel):
@@ -64,7 +67,9 @@ class ExcludedTask(BaseModel):
 
 
 class LevelReport(BaseModel):
-    """Per level. fast_1/fast_2 divide by ALL scored tasks of the level (KernelBench's fast_p), geomean by correct ones."""
+    """Per level. fast_1/fast_2 divide by ALL scored tasks of the level (KernelBench's fast_p), geomean by correct ones.
+    fast_1_ci95/fast_2_ci95 count only tasks whose speedup's lower 95% bound is above p: a noop run, whose speedups
+    scatter around 1.0, scores about half of its tasks fast_1 and none fast_1_ci95."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -75,6 +80,8 @@ class LevelReport(BaseModel):
     geomean_speedup: float | None
     fast_1: float
     fast_2: float
+    fast_1_ci95: float
+    fast_2_ci95: float
     statuses: dict[str, int]
 
 
@@ -111,6 +118,13 @@ def fast_p(tasks: list[TaskResult], p: float) -> float:
     return sum(1 for t in tasks if t.correct and t.speedup is not None and t.speedup > p) / len(tasks)
 
 
+def fast_p_ci95(tasks: list[TaskResult], p: float) -> float:
+    """fast_p counted only where the win is resolved: share of ALL tasks that are correct with speedup_low > p."""
+    if not tasks:
+        return 0.0
+    return sum(1 for t in tasks if t.correct and t.speedup_low is not None and t.speedup_low > p) / len(tasks)
+
+
 def _status_counts(rows: Iterable[ResultRow]) -> dict[str, int]:
     counts = {s.value: 0 for s in Status}
     for r in rows:
@@ -134,12 +148,15 @@ def _fold(task: str, rows: list[ResultRow]) -> TaskResult | ExcludedTask:
                             reason=f"{bad.case}: {bad.reason}", statuses=_status_counts(rows))
     attempted = statuses != {Status.NOT_ATTEMPTED}
     correct = statuses == {Status.PASSED}
+    speedup_low = None
     if correct:
         speedup = geomean(r.speedup for r in rows if r.speedup is not None)
+        if all(r.speedup_ci95 is not None for r in rows):
+            speedup_low = geomean(r.speedup_ci95[0] for r in rows if r.speedup_ci95 is not None)
     else:
         speedup = None if attempted else 1.0
     return TaskResult(task=task, level=first.level, categories=first.categories, cases=len(rows),
-                      attempted=attempted, correct=correct, speedup=speedup)
+                      attempted=attempted, correct=correct, speedup=speedup, speedup_low=speedup_low)
 
 
 def kernel_level(rows: list[ResultRow]) -> KernelLevelReport:
@@ -169,7 +186,8 @@ def kernel_level(rows: list[ResultRow]) -> KernelLevelReport:
         levels.append(LevelReport(
             level=level, tasks=len(ts), attempted=sum(t.attempted for t in ts), correct=sum(t.correct for t in ts),
             geomean_speedup=geomean(t.speedup for t in ts if t.correct and t.speedup is not None),
-            fast_1=fast_p(ts, 1.0), fast_2=fast_p(ts, 2.0),
+            fast_1=fast_p(ts, 1.0), fast_2=fast_p(ts, 2.0), fast_1_ci95=fast_p_ci95(ts, 1.0),
+            fast_2_ci95=fast_p_ci95(ts, 2.0),
             statuses=_status_counts(r for r in rows if r.level == level and r.task in scored_names)))
 
     categories = []
@@ -205,9 +223,11 @@ def format_table(report: KernelLevelReport) -> str:
     if not report.levels and not report.excluded:
         return "no tasks scored"
     lines = _table(
-        ["level", "tasks", "attempted", "correct", "geomean speedup", "fast_1", "fast_2"],
+        ["level", "tasks", "attempted", "correct", "geomean speedup", "fast_1", "fast_2", "fast_1 (95%)",
+         "fast_2 (95%)"],
         [[f"L{lv.level}", str(lv.tasks), str(lv.attempted), str(lv.correct), _x(lv.geomean_speedup),
-          f"{lv.fast_1:.1%}", f"{lv.fast_2:.1%}"] for lv in report.levels])
+          f"{lv.fast_1:.1%}", f"{lv.fast_2:.1%}", f"{lv.fast_1_ci95:.1%}", f"{lv.fast_2_ci95:.1%}"]
+         for lv in report.levels])
     if report.categories:
         lines += ["", *_table(
             ["category", "tasks", "correct", "correct share", "geomean speedup"],

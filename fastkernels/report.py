@@ -201,8 +201,11 @@ def merge_runs(paths: list[Path], allow_mixed: bool = False) -> dict[str, Any]:
                 table.append({"level": level.level, "agent": agent, "baseline": baseline, "mode": mode,
                               "config": config, "tasks": level.tasks, "attempted": level.attempted,
                               "correct": level.correct, "geomean_speedup": level.geomean_speedup,
-                              "fast_1": level.fast_1, "fast_2": level.fast_2, "runs": entry["runs"]})
-        table.sort(key=lambda r: (r["level"], -r["fast_1"], -(r["geomean_speedup"] or 0.0), -r["correct"], r["agent"]))
+                              "fast_1": level.fast_1, "fast_2": level.fast_2, "fast_1_ci95": level.fast_1_ci95,
+                              "fast_2_ci95": level.fast_2_ci95, "runs": entry["runs"]})
+        # resolved wins first (a noop's noise scores fast_1 but not fast_1_ci95), then KernelBench's fast_1
+        table.sort(key=lambda r: (r["level"], -r["fast_1_ci95"], -r["fast_1"], -(r["geomean_speedup"] or 0.0),
+                                  -r["correct"], r["agent"]))
         rank: dict[int, int] = {}
         for row in table:
             rank[row["level"]] = rank.get(row["level"], 0) + 1
@@ -226,7 +229,7 @@ def _config_text(config: dict[str, Any]) -> str:
 
 
 def leaderboard_markdown(merged: dict[str, Any]) -> str:
-    """One Markdown table per hardware profile: per level, entries ranked by fast_1, then geomean speedup."""
+    """One Markdown table per hardware profile: per level, entries ranked by fast_1_ci95, fast_1, geomean speedup."""
     out = []
     for profile, data in merged["profiles"].items():
         env = data["environment"] or {}
@@ -237,13 +240,14 @@ def leaderboard_markdown(merged: dict[str, Any]) -> str:
         if data["mixed"]:
             out += ["**Mixed environments (merged with --allow-mixed):**", *[f"- {line}" for line in data["mixed"]], ""]
         out += ["| level | rank | agent | baseline | mode | config | tasks | attempted | correct | geomean speedup |"
-                " fast_1 | fast_2 | runs |",
-                "| --- | ---: | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+                " fast_1 | fast_2 | fast_1 (95%) | runs |",
+                "| --- | ---: | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
         for row in data["leaderboard"]:
             speed = f"{row['geomean_speedup']:.3f}x" if row["geomean_speedup"] is not None else "—"
             out.append(f"| L{row['level']} | {row['rank']} | {row['agent']} | {row['baseline']} | {row['mode']} |"
                        f" {_config_text(row['config'])} | {row['tasks']} | {row['attempted']} | {row['correct']} |"
-                       f" {speed} | {row['fast_1']:.1%} | {row['fast_2']:.1%} | {', '.join(row['runs'])} |")
+                       f" {speed} | {row['fast_1']:.1%} | {row['fast_2']:.1%} | {row['fast_1_ci95']:.1%} |"
+                       f" {', '.join(row['runs'])} |")
         out.append("")
     return "\n".join(out).rstrip() + "\n"
 

@@ -77,6 +77,24 @@ def test_fast_p_is_strict():
     assert fast_p([], 1.0) == 0.0
 
 
+def test_fast_p_ci95_counts_only_wins_whose_interval_clears_p():
+    # a: 1.004x with interval [0.99, 1.02] (a noop-sized wobble); b: cases 1.5 [1.4, 1.6] and 1.2 [1.1, 1.3];
+    # c: 2.5 [2.2, 2.8] (clears 1 and 2); d: 1.3 with no interval recorded
+    def within(task, speedup, low, high, case="c0"):
+        return passed(task, speedup, case).model_copy(update={"speedup_ci95": (low, high)})
+
+    rep = kernel_level([within("a", 1.004, 0.99, 1.02), within("b", 1.5, 1.4, 1.6, "c0"),
+                        within("b", 1.2, 1.1, 1.3, "c1"), within("c", 2.5, 2.2, 2.8), passed("d", 1.3)])
+    lv = level(rep)
+    tasks = {t.task: t for t in rep.tasks}
+    assert tasks["b"].speedup_low == pytest.approx(math.sqrt(1.4 * 1.1))  # geomean of the cases' lower bounds
+    assert tasks["d"].speedup_low is None
+    assert lv.fast_1 == pytest.approx(4 / 4)  # KernelBench's counts the wobble and the unbounded win
+    assert lv.fast_1_ci95 == pytest.approx(2 / 4)  # b, c
+    assert lv.fast_2_ci95 == pytest.approx(1 / 4)  # c
+    assert "fast_1 (95%)" in format_table(rep)
+
+
 def test_not_attempted_is_no_win():
     rep = kernel_level([passed("a", 4.0), not_attempted("b", "c0"), not_attempted("b", "c1")])
     lv = level(rep)
@@ -147,7 +165,7 @@ def test_format_table_lists_levels_and_categories():
     header = text.splitlines()[0].split()
     assert header[:4] == ["level", "tasks", "attempted", "correct"] and "fast_2" in header
     l1 = next(line for line in text.splitlines() if line.startswith("L1"))
-    assert l1.split() == ["L1", "3", "3", "2", "1.000x", "33.3%", "0.0%"]
+    assert l1.split() == ["L1", "3", "3", "2", "1.000x", "33.3%", "0.0%", "0.0%", "0.0%"]  # no intervals: no 95% wins
     assert "category macro mean: 1.000x" in text
     assert format_table(kernel_level([])) == "no tasks scored"
 
