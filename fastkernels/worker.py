@@ -70,7 +70,12 @@ def run_job(job: WorkerJob) -> None:
     device_name = torch.cuda.get_device_name() if job.device == "cuda" else "cpu"
     candidate_dir = Path(job.candidate_dir) if job.candidate_dir is not None else None
     clock = make_clock(job)  # binds the timers before any candidate code is imported
-    flush = _cache_flush(job) if job.harness.flush_l2 else None
+    flush = None
+    if job.harness.flush_l2:
+        from fastkernels.cache import cache_flush
+
+        flush, note = cache_flush(job.device, job.profile.l2_cache_mb)
+        phase(note)
     phase("judge, clock and cache flush started")
     try:
         _score_cases(job, registry, manifest, device_name, candidate_dir, clock, flush, judge, rows_path)
@@ -123,21 +128,6 @@ def make_clock(job: WorkerJob):
             raise ValueError("harness.timing=cuda_events needs a GPU; use host_clock on the CPU")
         return CudaEventClock(pad_us=job.harness.launch_pad_us)
     return HostClock(torch.cuda.synchronize if job.device == "cuda" else None)
-
-
-def _cache_flush(job: WorkerJob):
-    """A function that overwrites twice the last-level cache, so no timed call starts with warm data."""
-    import torch
-
-    cache_mb = job.profile.l2_cache_mb
-    if job.device == "cuda":
-        cache_mb = max(cache_mb or 0, torch.cuda.get_device_properties(0).L2_cache_size / 2**20)
-    buffer = torch.empty(int(2 * (cache_mb or 32) * 2**20) // 4, dtype=torch.int32, device=job.device)
-
-    def flush() -> None:
-        buffer.zero_()
-
-    return flush
 
 
 def main(argv: list[str] | None = None) -> int:
