@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Issue #5's scale-out measurement on the lent 2-GPU machine (device tool: kind nvidia-h200-x2, carry .whl): the
+# level1+level2 noop suite on 1 GPU (scale=serial) or on 2 (scale=ray), with fresh Inductor and Triton caches so
+# neither run inherits the other's compiled kernels. One device call per lane count (each must fit 600 s):
+#   bash scripts/device-scaling.sh 2    then    bash scripts/device-scaling.sh 1
+# then, here: python scripts/compare_runs.py gpus1 gpus2 (unpacked from the two gpus<N>.tgz) for the agreement.
+set -uo pipefail
+lanes=${1:?usage: device-scaling.sh 1|2 [extra hydra overrides]}
+shift
+source scripts/device-env.sh || exit 1
+out=${OUT:-/tmp/fk-out}
+mkdir -p "$out"
+export TORCHINDUCTOR_CACHE_DIR=/tmp/inductor-$lanes TRITON_CACHE_DIR=/tmp/triton-$lanes
+scale=(scale=serial)
+[ "$lanes" = 2 ] && scale=(scale=ray scale.devices=2)
+start=$(date +%s)
+timeout "${FK_RUN_TIMEOUT:-570}" python3 -m fastkernels hardware=h200 tasks=all "tasks.levels=[1,2]" agent=noop \
+  harness.cuda_graphs=false harness.max_timing_s=1 harness.max_iterations=100 "${scale[@]}" \
+  hydra.run.dir="$out/gpus$lanes" "$@" 2>&1 | grep -v " PASSED" | tail -5
+echo "gpus=$lanes wall $(( $(date +%s) - start )) s ($(ls "$out/gpus$lanes"/workers/*.rows.jsonl 2>/dev/null | wc -l) tasks with rows)"
+tar czf "$out/gpus$lanes.tgz" -C "$out" "gpus$lanes" && rm -rf "${out:?}/gpus$lanes"
