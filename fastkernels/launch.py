@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+from multiprocessing import forkserver
 import signal
 import subprocess
 import sys
@@ -30,8 +31,17 @@ class WorkerProcess(Protocol):
     def wait(self) -> int: ...
 
 
+# Read while modules are imported (Triton decorates its own standard library as interpreted or compiled), so the
+# fork server's value must be the worker's: a worker that needs another value than the server started with is
+# executed fresh instead.
+IMPORT_TIME_ENV = ("TRITON_INTERPRET",)
+_server_env: dict[str, str | None] | None = None
+
+
 def start_worker(job_path: str, log_path: str, environment: dict[str, str], how: WorkerStart) -> WorkerProcess:
     """Start the worker for `job_path` with `environment`, its stdout and stderr in `log_path`."""
+    if how == "forkserver" and not _fork_server_matches(environment):
+        how = "exec"
     if how == "exec":
         with open(log_path, "w") as log:
             return subprocess.Popen([*WORKER_COMMAND, job_path], stdout=log, stderr=subprocess.STDOUT,
@@ -39,10 +49,34 @@ def start_worker(job_path: str, log_path: str, environment: dict[str, str], how:
     return _Forked(job_path, log_path, environment)
 
 
+def _fork_server_matches(environment: dict[str, str]) -> bool:
+    """Start the fork server on first use with the worker's import-time environment; later, whether it matches."""
+    global _server_env
+    wanted = {key: environment.get(key) for key in IMPORT_TIME_ENV}
+    if _server_env is None:
+        saved = {key: os.environ.get(key) for key in IMPORT_TIME_ENV}
+        _set_environment(wanted)
+        # torch.cuda.is_available() through NVML, so preloaded code that asks whether a GPU exists does not
+        # initialise the CUDA driver in the server (a CUDA context does not survive fork)
+        os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
+        try:
+            _fork_server()
+            forkserver.ensure_running()
+        finally:
+            _set_environment(saved)
+        _server_env = wanted
+    return _server_env == wanted
+
+
+def _set_environment(values: dict[str, str | None]) -> None:
+    for key, value in values.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
 def _fork_server() -> multiprocessing.context.BaseContext:
-    # Asked before the server starts (it inherits this environment): torch.cuda.is_available() through NVML, so
-    # preloaded code that asks whether a GPU exists does not initialise the CUDA driver in the server.
-    os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(["fastkernels.preload"])
     return context

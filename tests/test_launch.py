@@ -3,13 +3,17 @@ process of its own, in its own process group, whose crash, hang or exit status t
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from fastkernels import launch
 from fastkernels.launch import start_worker
 from fastkernels.records import Status
 from scoring import cpu_job
@@ -77,3 +81,29 @@ def test_the_judge_does_not_outlive_a_worker_that_dies_alone(tmp_path):
     while time.monotonic() < deadline and _living_members(process.pid):
         time.sleep(0.1)
     assert _living_members(process.pid) == []
+
+
+def test_a_cpu_run_forks_workers_whose_triton_runs_interpreted(tmp_path):
+    """The fork server imports Triton, which decorates its standard library (tl.sum, ...) as interpreted or compiled
+    on import: a CPU run started without TRITON_INTERPRET must still fork workers that interpret (the reference
+    rms_norm kernel calls tl.sum)."""
+    environment = {key: value for key, value in os.environ.items() if key != "TRITON_INTERPRET"}
+    subprocess.run([sys.executable, "-m", "fastkernels", "agent=reference", "tasks.include=[rms_norm]",
+                    f"hydra.run.dir={tmp_path}"], env=environment, check=True, capture_output=True, timeout=600)
+    rows = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
+    assert rows and all(row["status"] == "PASSED" for row in rows), [row["reason"] for row in rows]
+    assert "torch imported" in (tmp_path / "workers" / "rms_norm.log").read_text()
+
+
+def test_a_worker_needing_another_import_time_environment_than_the_server_is_executed_fresh(tmp_path, monkeypatch):
+    job, _ = cpu_job(CANDIDATES / "hang", tmp_path)
+    job_path = tmp_path / "job.json"
+    job_path.write_text(job.model_dump_json())
+    monkeypatch.setattr(launch, "_server_env", {"TRITON_INTERPRET": "1"})
+    environment = {key: value for key, value in os.environ.items() if key != "TRITON_INTERPRET"}
+    process = start_worker(str(job_path), str(tmp_path / "worker.log"), environment, "forkserver")
+    try:
+        assert isinstance(process, subprocess.Popen)
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
