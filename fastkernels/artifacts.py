@@ -38,3 +38,11 @@ def write_json(path: Path, data: Any) -> None:
 
 def write_jsonl(path: Path, rows: Iterable[BaseModel]) -> None:
     write_atomic(path, "".join(row.model_dump_json() + "\n" for row in rows))
+
+
+def run_rows(run_dir: Path) -> list[dict[str, Any]]:
+    """A run directory's result rows as dicts: results.jsonl, or, for a run cut short before writing it, the rows its
+    workers appended as each case finished (workers/*.rows.jsonl)."""
+    results = run_dir / "results.jsonl"
+    files = [results] if results.exists() else sorted((run_dir / "workers").glob("*.rows.jsonl"))
+    return [json.loads(line) for path in files for line in path.read_text().splitlines() if line.strip()]

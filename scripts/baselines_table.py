@@ -13,9 +13,10 @@ Usage: python scripts/baselines_table.py --copy-gbs 4153.8 --gemm-tflops 771.6 R
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 from pathlib import Path
+
+from fastkernels.artifacts import run_rows
 
 LAUNCH_BOUND_US = 5.0
 WEAK_REASONS = {
@@ -76,12 +77,6 @@ WEAK_REASONS = {
 }
 
 
-def rows_of(run: Path) -> list[dict]:
-    results = run / "results.jsonl"
-    files = [results] if results.exists() else sorted((run / "workers").glob("*.rows.jsonl"))
-    return [json.loads(line) for path in files for line in path.read_text().splitlines() if line.strip()]
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("runs", nargs="+", type=Path)
@@ -91,7 +86,7 @@ def main() -> int:
     args = parser.parse_args()
     seen: dict[tuple[str, str], dict] = {}
     for run in args.runs:
-        for row in rows_of(run):
+        for row in run_rows(run):
             if row.get("level") == args.level and row.get("baseline_ms") and (row["task"], row["case"]) not in seen:
                 seen[(row["task"], row["case"])] = row
     print("| task | case | production (impl) | µs | eager µs | limit µs | % of limit | weak: why |")

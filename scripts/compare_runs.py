@@ -10,17 +10,15 @@ Usage: python scripts/compare_runs.py RUN_A RUN_B
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 from pathlib import Path
 
+from fastkernels.artifacts import run_rows
 
-def run_rows(run: Path) -> dict[tuple[str, str], dict]:
-    results = run / "results.jsonl"
-    files = [results] if results.exists() else sorted((run / "workers").glob("*.rows.jsonl"))
-    rows = [json.loads(line) for path in files for line in path.read_text().splitlines() if line.strip()]
-    return {(row["task"], row["case"]): row for row in rows}
+
+def keyed_rows(run: Path) -> dict[tuple[str, str], dict]:
+    return {(row["task"], row["case"]): row for row in run_rows(run)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -28,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("run_a", type=Path)
     parser.add_argument("run_b", type=Path)
     args = parser.parse_args(argv)
-    a, b = run_rows(args.run_a), run_rows(args.run_b)
+    a, b = keyed_rows(args.run_a), keyed_rows(args.run_b)
     common = sorted(set(a) & set(b))
     print(f"{len(a)} rows in {args.run_a}, {len(b)} in {args.run_b}, {len(common)} in both")
     status_differs = [key for key in common if a[key]["status"] != b[key]["status"]]

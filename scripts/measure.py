@@ -64,14 +64,6 @@ def fastkernels(out: Path, *overrides: str) -> tuple[list[dict], float]:
     return rows, time.time() - start
 
 
-def run_rows(run: Path) -> list[dict]:
-    """A run directory's rows: results.jsonl, or the workers' row files of a run cut short (first row of a case wins
-    across runs)."""
-    results = run / "results.jsonl"
-    files = [results] if results.exists() else sorted((run / "workers").glob("*.rows.jsonl"))
-    return [json.loads(line) for path in files for line in path.read_text().splitlines() if line.strip()]
-
-
 def noop_distribution(rows: list[dict]) -> dict:
     """Print the noop |1 - s| distribution and every row over 2%, saying whether its 95% interval excludes 1
     (a systematic difference between two instances of the same module) or not (noise the time cap left)."""
@@ -128,6 +120,8 @@ def main() -> int:
         print(f"harness overhead: {wall:.1f} s wall for {len(noop)} task-cases = {wall / max(1, len(noop)):.2f} s each")
         summary["overhead_s_per_case"] = wall / max(1, len(noop))
     if args.noop_rows:
+        from fastkernels.artifacts import run_rows
+
         summary.update(noop_distribution([row for run in args.noop_rows for row in run_rows(run)]))
 
     speedups: dict[str, list[float]] = {}
