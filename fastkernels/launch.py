@@ -17,6 +17,7 @@ from multiprocessing import forkserver
 import signal
 import subprocess
 import sys
+import threading
 from typing import Literal, Protocol
 
 WorkerStart = Literal["forkserver", "exec"]
@@ -36,6 +37,7 @@ class WorkerProcess(Protocol):
 # executed fresh instead.
 IMPORT_TIME_ENV = ("TRITON_INTERPRET",)
 _server_env: dict[str, str | None] | None = None
+_server_lock = threading.Lock()  # scale=threads lanes start workers concurrently
 
 
 def start_worker(job_path: str, log_path: str, environment: dict[str, str], how: WorkerStart) -> WorkerProcess:
@@ -53,19 +55,25 @@ def _fork_server_matches(environment: dict[str, str]) -> bool:
     """Start the fork server on first use with the worker's import-time environment; later, whether it matches."""
     global _server_env
     wanted = {key: environment.get(key) for key in IMPORT_TIME_ENV}
-    if _server_env is None:
-        saved = {key: os.environ.get(key) for key in IMPORT_TIME_ENV}
-        _set_environment(wanted)
-        # torch.cuda.is_available() through NVML, so preloaded code that asks whether a GPU exists does not
-        # initialise the CUDA driver in the server (a CUDA context does not survive fork)
-        os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
-        try:
-            _fork_server()
-            forkserver.ensure_running()
-        finally:
-            _set_environment(saved)
-        _server_env = wanted
+    with _server_lock:
+        if _server_env is None:
+            _start_fork_server(wanted)
+            _server_env = wanted
     return _server_env == wanted
+
+
+def _start_fork_server(wanted: dict[str, str | None]) -> None:
+    """Start the server with `wanted` in its environment (it inherits this process's), then restore ours."""
+    saved = {key: os.environ.get(key) for key in IMPORT_TIME_ENV}
+    _set_environment(wanted)
+    # torch.cuda.is_available() through NVML, so preloaded code that asks whether a GPU exists does not initialise
+    # the CUDA driver in the server (a CUDA context does not survive fork)
+    os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
+    try:
+        _fork_server()
+        forkserver.ensure_running()
+    finally:
+        _set_environment(saved)
 
 
 def _set_environment(values: dict[str, str | None]) -> None:
