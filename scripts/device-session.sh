@@ -1,17 +1,34 @@
 #!/usr/bin/env bash
-# Everything that needs the GPU, in one device-tool call (carry .whl; see scripts/device-env.sh):
-#   1. the GPU-only measurement tests (side streams, CUDA graphs, noop in both modes);
-#   2. agent=noop and agent=reference over every task (scripts/device-suite.sh);
-#   3. scripts/measure.py (measured ceilings, noop distribution, five-run spread, overhead).
-# Results land in $OUT: gpu-tests.log, tables.md, runs.tgz, measure.txt. Usage: bash scripts/device-session.sh
-# Measured 2026-11-29: with 87 tasks this no longer fits one 600 s device call; run its steps in separate calls
-# (the suite with tasks.include=[...] batches, or scale=ray on the 2-GPU machine).
+# The GPU measurements, as named steps that each fit one device-tool call (carry .whl; see scripts/device-env.sh):
+#   gpu-tests   the GPU-only measurement and exploit tests (side streams, CUDA graphs, noop in both modes)
+#   noop        agent=noop over $FK_TASKS (default tasks=all), rows and tables in $OUT/noop.tgz
+#   reference   agent=reference over the same tasks, in $OUT/reference.tgz
+#   ceilings    measured copy bandwidth and bf16 GEMM rate (scripts/measure.py)
+#   repeat      one candidate task re-measured five times in fresh runs (scripts/measure.py)
+# Usage: bash scripts/device-session.sh STEP [STEP ...]; extra Hydra overrides in FK_OVERRIDES.
+# Measured 2026-11-30: the whole task library (87 tasks) takes ~20 minutes of worker time on one H200 even with the
+# fork server; split it with FK_TASKS (e.g. "tasks=level1" or "tasks=all tasks.include=[a,b]") or use 2 GPUs
+# (FK_OVERRIDES="scale=ray scale.devices=2" on nvidia-h200-x2). scripts/device-scaling.sh measures 1 vs 2 GPUs.
 set -uo pipefail
 source scripts/device-env.sh || exit 1
 out=${OUT:-/tmp/fk-out}
 mkdir -p "$out"
-python3 -m pytest tests/gpu -q 2>&1 | tee "$out/gpu-tests.log" | tail -5
-FK_AGENT_TIMEOUT=${FK_AGENT_TIMEOUT:-240} bash scripts/device-suite.sh harness.max_timing_s=5 | tail -4
-# ceilings and the five-run spread (the noop distribution comes from the suite above); prints each run as it ends
-timeout 300 python3 scripts/measure.py hardware=h200 --parts ceilings,repeat --out /tmp/measure harness.max_timing_s=2 \
-  harness.cuda_graphs=false 2>&1 | tee "$out/measure.txt"
+read -r -a tasks <<< "${FK_TASKS:-tasks=all}"
+read -r -a overrides <<< "${FK_OVERRIDES:-}"
+for step in "$@"; do
+  start=$(date +%s)
+  case "$step" in
+    gpu-tests) python3 -m pytest tests/gpu -q 2>&1 | tee "$out/gpu-tests.log" | tail -5 ;;
+    noop|reference)
+      timeout "${FK_RUN_TIMEOUT:-540}" python3 -m fastkernels hardware=h200 "${tasks[@]}" agent="$step" \
+        hydra.run.dir="$out/$step" "${overrides[@]}" 2>&1 | grep -v " PASSED" | tail -12
+      python3 -m fastkernels.report "$out/$step" > "$out/$step.md" 2>/dev/null \
+        || python3 scripts/measure.py --parts none --noop-rows "$out/$step" --out /tmp/measure | tail -12
+      tar czf "$out/$step.tgz" -C "$out" "$step" && rm -rf "${out:?}/$step" ;;
+    ceilings|repeat)
+      timeout "${FK_RUN_TIMEOUT:-300}" python3 scripts/measure.py hardware=h200 --parts "$step" --out /tmp/measure \
+        harness.cuda_graphs=false "${overrides[@]}" 2>&1 | tee -a "$out/measure.txt" ;;
+    *) echo "unknown step $step (gpu-tests, noop, reference, ceilings, repeat)"; exit 2 ;;
+  esac
+  echo "step $step: $(( $(date +%s) - start )) s"
+done
