@@ -107,6 +107,7 @@ class HarnessConfig(Strict):
     time_eager: bool = False
     timeout_s: float = Field(gt=0)
     worker_start: Literal["forkserver", "exec"] = "forkserver"
+    cache_autotuning: bool = True
     flush_l2: bool = True
     timing: Literal["auto", "cuda_events", "host_clock"] = "auto"
     launch_pad_us: float = Field(default=500.0, ge=0)

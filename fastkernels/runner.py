@@ -38,6 +38,8 @@ def run_task(
     rows_path = Path(job.rows_path)
     rows_path.unlink(missing_ok=True)
     environment = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1", LAUNCHED_AT_ENV: repr(time.time())}
+    if job.harness.cache_autotuning:
+        environment["TRITON_CACHE_AUTOTUNING"] = "1"
     if job.device == "cpu":
         environment["TRITON_INTERPRET"] = "1"
     else:

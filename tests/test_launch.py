@@ -107,3 +107,21 @@ def test_a_worker_needing_another_import_time_environment_than_the_server_is_exe
     finally:
         os.killpg(process.pid, signal.SIGKILL)
         process.wait()
+
+
+@pytest.mark.parametrize("cache, expected", [(True, "1"), (False, None)])
+def test_the_worker_environment_keeps_autotuning_picks_unless_told_not_to(cache, expected, tmp_path, monkeypatch):
+    from fastkernels import runner
+
+    seen: dict[str, str] = {}
+
+    def start(job_path, log_path, environment, how):  # a stand-in worker that exits at once, writing nothing
+        seen.update(environment)
+        Path(log_path).write_text("")
+        return subprocess.Popen(["true"], start_new_session=True)
+
+    monkeypatch.setattr(runner, "start_worker", start)
+    job, manifest = cpu_job(None, tmp_path, "rms_norm", f"harness.cache_autotuning={cache}")
+    rows = runner.run_task(job, manifest, tmp_path, lambda row: None)
+    assert seen.get("TRITON_CACHE_AUTOTUNING") == expected and seen["TRITON_INTERPRET"] == "1"
+    assert all(row.status is Status.RUNTIME_ERROR and "exited with code 0" in row.reason for row in rows)
