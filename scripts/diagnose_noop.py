@@ -1,0 +1,89 @@
+"""Why does a noop row move? Times one production implementation against itself in ways that separate the causes.
+
+A noop row compares the chosen baseline with a second instance of it. When that speedup sits away from 1 with a
+tight interval (2026-11-30 on the H200: timestep_embedding under Inductor at 1.10-1.13, inverted_residual under
+cuDNN at 1.02), the difference is between the instances, not noise. This script times, with the harness's own
+clock, cache flush and paired estimator:
+
+  same      A vs A      one instance twice: the harness's own floor (should be 1 within the interval)
+  instances A vs B      A built first, B second (the noop row's situation)
+  swapped   B vs A      roles swapped: an instance effect inverts, a role effect does not
+  fresh     A vs C      C built after A and B were timed (is it build order, or something that ages?)
+
+Usage: python scripts/diagnose_noop.py TASK CASE [--impl NAME] [--iterations 400] [--pad-us 500]
+(on a GPU: the case's real shapes; on the CPU: pass a cpu case; the host clock then times the host too).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from fastkernels.build import build, reference_state  # noqa: E402
+from fastkernels.cache import cache_flush  # noqa: E402
+from fastkernels.config import BaselineConfig  # noqa: E402
+from fastkernels.inputs import generator, make_inputs, stream_seed  # noqa: E402
+from fastkernels.plan import plan_task  # noqa: E402
+from fastkernels.registry import Registry  # noqa: E402
+from fastkernels.timing import CudaEventClock, HostClock, paired_speedup, speedup_ci95, time_interleaved  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("task")
+    parser.add_argument("case")
+    parser.add_argument("--impl", help="production implementation (default: the first available)")
+    parser.add_argument("--iterations", type=int, default=400)
+    parser.add_argument("--pad-us", type=float, default=500.0)
+    args = parser.parse_args(argv)
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    registry = Registry()
+    plan = plan_task(registry, args.task, device, BaselineConfig(name="production"), None, "independent")
+    impl = next((i for i in plan.baselines if i.name == args.impl), None) if args.impl else plan.baselines[0]
+    if impl is None:
+        parser.error(f"{args.task} has no available production implementation {args.impl!r}: "
+                     f"{[i.name for i in plan.baselines]}")
+    manifest = plan.manifest
+    case = manifest.case(args.case)
+    state = reference_state(manifest, case, plan.eager.cls, plan.eager.components, device, 0)
+
+    def instance(who: str) -> torch.nn.Module:
+        module = build(impl.cls, case, impl.components, state, device, who)
+        return torch.compile(module, mode=impl.compile_mode) if impl.compile_mode is not None else module
+
+    sets = [make_inputs(manifest, case, device, generator(device, stream_seed(0, manifest.name, case.name, "timing", k)))
+            for k in range(4)]
+    clock = CudaEventClock(args.pad_us) if device == "cuda" else HostClock(None)
+    flush, note = cache_flush(device, 60.0 if device == "cuda" else 32.0)
+
+    def compare(label: str, first: torch.nn.Module, second: torch.nn.Module) -> None:
+        calls = {"first": lambda inputs: first(**inputs), "second": lambda inputs: second(**inputs)}
+        if first is second:  # one instance under two names: the calls alternate exactly as two instances would
+            calls = {"first": calls["first"], "second": lambda inputs: first(**inputs)}
+        with torch.no_grad():
+            samples = time_interleaved(calls, sets, clock, 10, args.iterations, f"diagnose/{label}",
+                                       prepare=lambda name, index, inputs: flush())
+        speedup = paired_speedup(samples["first"], samples["second"])
+        low, high = speedup_ci95(samples["first"], samples["second"])
+        medians = {name: sorted(values)[len(values) // 2] * 1e3 for name, values in samples.items()}
+        print(f"{label:9s} speedup {speedup:.4f} [{low:.4f}, {high:.4f}]  first {medians['first']:.2f} us,"
+              f" second {medians['second']:.2f} us", flush=True)
+
+    print(f"{args.task}/{args.case} impl {impl.name} on {device} ({clock.name}; {note})")
+    a = instance("A")
+    b = instance("B")
+    compare("same", a, a)
+    compare("instances", a, b)
+    compare("swapped", b, a)
+    compare("fresh", a, instance("C"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
