@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-from multiprocessing import forkserver
 import signal
 import subprocess
 import sys
 import threading
+from multiprocessing import forkserver
 from typing import Literal, Protocol
 
 WorkerStart = Literal["forkserver", "exec"]
@@ -52,14 +52,17 @@ def start_worker(job_path: str, log_path: str, environment: dict[str, str], how:
 
 
 def _fork_server_matches(environment: dict[str, str]) -> bool:
-    """Start the fork server on first use with the worker's import-time environment; later, whether it matches."""
+    """Start the fork server on first use with the worker's import-time environment; later, whether it matches
+    (and, if the server has died since, start it again with the environment it had)."""
     global _server_env
     wanted = {key: environment.get(key) for key in IMPORT_TIME_ENV}
     with _server_lock:
         if _server_env is None:
-            _start_fork_server(wanted)
             _server_env = wanted
-    return _server_env == wanted
+        if _server_env != wanted:
+            return False
+        _start_fork_server(wanted)  # a no-op while the server runs
+    return True
 
 
 def _start_fork_server(wanted: dict[str, str | None]) -> None:

@@ -51,6 +51,13 @@ def test_a_forked_worker_leads_its_own_process_group_with_its_judge(tmp_path):
     assert process.wait() == -signal.SIGKILL and process.poll() == -signal.SIGKILL
 
 
+def _state(pid: int) -> str | None:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return None
+
+
 def _living_members(group: int) -> list[int]:
     """Processes of a process group that are still running (zombies waiting to be reaped do not count)."""
     members = []
@@ -125,3 +132,21 @@ def test_the_worker_environment_keeps_autotuning_picks_unless_told_not_to(cache,
     rows = runner.run_task(job, manifest, tmp_path, lambda row: None)
     assert seen.get("TRITON_CACHE_AUTOTUNING") == expected and seen["TRITON_INTERPRET"] == "1"
     assert all(row.status is Status.RUNTIME_ERROR and "exited with code 0" in row.reason for row in rows)
+
+
+def test_a_fork_server_that_died_is_started_again_with_the_import_time_environment(tmp_path, monkeypatch):
+    reference = Path(__file__).resolve().parent.parent / "agents" / "reference"
+    (tmp_path / "first").mkdir()
+    (tmp_path / "second").mkdir()
+    assert all(row.status is Status.PASSED for row in score_dir(reference, tmp_path / "first", "rms_norm"))
+    from multiprocessing import forkserver
+
+    server = forkserver._forkserver._forkserver_pid  # private: the test kills it on purpose
+    os.kill(server, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and _state(server) not in ("Z", None):  # dead, left for ensure_running to reap
+        time.sleep(0.05)
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)  # the runner's own environment no longer has it
+    rows = score_dir(reference, tmp_path / "second", "rms_norm")
+    assert all(row.status is Status.PASSED for row in rows), [row.reason for row in rows]
+    assert forkserver._forkserver._forkserver_pid != server
