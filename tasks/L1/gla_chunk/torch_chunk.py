@@ -18,18 +18,28 @@ _eager = import_file(Path(__file__).with_name("gla_chunk.py"), namespace="tasks.
 CHUNK = 32
 
 
+def split_chunks(t: torch.Tensor, size: int) -> torch.Tensor:
+    """[b, T, h, d] -> [b, h, n, size, d] in fp32, T zero-padded to a multiple of `size` (the chunked linear-attention
+    layout; retention and rwkv7_wkv's chunked paths use it too)."""
+    batch, seqlen, heads, dim = t.shape
+    pad = (-seqlen) % size
+    t = F.pad(t.float(), (0, 0, 0, 0, 0, pad))
+    return t.reshape(batch, (seqlen + pad) // size, size, heads, dim).permute(0, 3, 1, 2, 4)
+
+
+def merge_chunks(o: torch.Tensor, seqlen: int) -> torch.Tensor:
+    """split_chunks undone: [b, h, n, C, d] -> [b, seqlen, h, d], the padding dropped."""
+    batch, heads, n, size, dim = o.shape
+    return o.permute(0, 2, 3, 1, 4).reshape(batch, n * size, heads, dim)[:, :seqlen]
+
+
 class ChunkGLA(_eager.ChunkGLA):
     def forward(self, q, k, v, g, initial_state=None):
         batch, seqlen, heads, dk = q.shape
         dv = v.shape[-1]
-        pad = (-seqlen) % CHUNK
-        n = (seqlen + pad) // CHUNK
-
-        def chunked(t: torch.Tensor) -> torch.Tensor:  # [b, T, h, d] -> [b, h, n, C, d], fp32, zero-padded
-            t = F.pad(t.float(), (0, 0, 0, 0, 0, pad))
-            return t.reshape(batch, n, CHUNK, heads, t.shape[-1]).permute(0, 3, 1, 2, 4)
-
-        qc, kc, vc, gc = chunked(q) * dk ** -0.5, chunked(k), chunked(v), chunked(g)
+        qc, kc, vc, gc = (split_chunks(t, CHUNK) for t in (q, k, v, g))
+        qc = qc * dk ** -0.5
+        n = qc.shape[2]
         G = gc.cumsum(dim=3)                                                  # [b, h, n, C, K]
         causal = torch.tril(torch.ones(CHUNK, CHUNK, dtype=torch.bool, device=q.device))
         diff = (G[:, :, :, :, None, :] - G[:, :, :, None, :, :]).masked_fill(~causal[:, :, None], float("-inf"))
@@ -43,5 +53,4 @@ class ChunkGLA(_eager.ChunkGLA):
         for c in range(n):
             o[:, :, c] += q_in[:, :, c] @ state
             state = last[:, :, c, :, None] * state + k_out[:, :, c].transpose(-1, -2) @ vc[:, :, c]
-        o = o.permute(0, 2, 3, 1, 4).reshape(batch, n * CHUNK, heads, dv)[:, :seqlen]
-        return o.to(q.dtype), state
+        return merge_chunks(o, seqlen).to(q.dtype), state

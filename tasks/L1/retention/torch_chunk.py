@@ -7,12 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import torch
-import torch.nn.functional as F
 
 from fastkernels.implementations import import_file
 
 # The eager module owns the constructor (one interface for every implementation).
 _eager = import_file(Path(__file__).with_name("retention.py"), namespace="tasks.retention")
+# The chunk layout the chunked linear-attention paths share (the gla_chunk task's production PyTorch path).
+_chunks = import_file(Path(__file__).parents[1] / "gla_chunk" / "torch_chunk.py", namespace="tasks.gla_chunk")
 
 CHUNK = 64
 
@@ -22,13 +23,9 @@ class ChunkRetention(_eager.ChunkRetention):
         batch, seqlen, heads, dk = q.shape
         dv = v.shape[-1]
         pad = (-seqlen) % CHUNK
-        n = (seqlen + pad) // CHUNK
-
-        def chunked(t: torch.Tensor) -> torch.Tensor:  # [b, T, h, d] -> [b, h, n, C, d], fp32, zero-padded
-            t = F.pad(t.float(), (0, 0, 0, 0, 0, pad))
-            return t.reshape(batch, n, CHUNK, heads, t.shape[-1]).permute(0, 3, 1, 2, 4)
-
-        qc, kc, vc = chunked(q) * dk ** -0.5, chunked(k), chunked(v)
+        qc, kc, vc = (_chunks.split_chunks(t, CHUNK) for t in (q, k, v))
+        qc = qc * dk ** -0.5
+        n = qc.shape[2]
         log_gamma = _eager.retention_decay(heads, torch.float32, q.device).log()[:, None]  # [h, 1]
         pos = torch.arange(CHUNK, dtype=torch.float32, device=q.device)
         gap = pos[:, None] - pos[None, :]
@@ -48,5 +45,5 @@ class ChunkRetention(_eager.ChunkRetention):
                 m = steps[c]
                 k_last = kc[:, :, c, :m] * (log_gamma * (m - 1 - pos[:m])).exp()[..., None]
                 state = (log_gamma * m).exp()[..., None] * state + k_last.transpose(-1, -2) @ vc[:, :, c, :m]
-        o = o.permute(0, 2, 3, 1, 4).reshape(batch, n * CHUNK, heads, dv)[:, :seqlen]
+        o = _chunks.merge_chunks(o, seqlen)
         return o.to(q.dtype), state

@@ -10,12 +10,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import torch
-import torch.nn.functional as F
 
 from fastkernels.implementations import import_file
 
 # The eager module owns the constructor (one interface for every implementation).
 _eager = import_file(Path(__file__).with_name("rwkv7_wkv.py"), namespace="tasks.rwkv7_wkv")
+# The chunk layout the chunked linear-attention paths share (the gla_chunk task's production PyTorch path).
+_chunks = import_file(Path(__file__).parents[1] / "gla_chunk" / "torch_chunk.py", namespace="tasks.gla_chunk")
 
 CHUNK = 16
 
@@ -24,16 +25,10 @@ class RWKV7WKV(_eager.RWKV7WKV):
     def forward(self, r, w, k, v, kk, a, initial_state=None):
         batch, seqlen, heads, dk = r.shape
         dv = v.shape[-1]
-        pad = (-seqlen) % CHUNK
-        n = (seqlen + pad) // CHUNK
-
-        def chunked(t: torch.Tensor) -> torch.Tensor:  # [b, T, h, d] -> [b, h, n, C, d], fp32, zero-padded
-            t = F.pad(t.float(), (0, 0, 0, 0, 0, pad))
-            return t.reshape(batch, n, CHUNK, heads, t.shape[-1]).permute(0, 3, 1, 2, 4)
-
-        rc, kc, vc, wc = chunked(r), chunked(k), chunked(v), chunked(w)
-        alpha = -chunked(kk)
-        beta = chunked(kk) * chunked(a)
+        rc, kc, vc, wc, kkc, ac = (_chunks.split_chunks(t, CHUNK) for t in (r, k, v, w, kk, a))
+        n = rc.shape[2]
+        alpha = -kkc
+        beta = kkc * ac
         G = wc.cumsum(dim=3)                                # inclusive: decay from chunk start through step i
         Gx = G - wc                                         # exclusive: through step i - 1
         i = torch.arange(CHUNK, device=r.device)
@@ -61,5 +56,5 @@ class RWKV7WKV(_eager.RWKV7WKV):
             o[:, :, c] = A_rk[:, :, c] @ vc[:, :, c] + A_rb[:, :, c] @ v2 + r_in[:, :, c] @ state
             state = (last[:, :, c, :, None] * state + k_out[:, :, c].transpose(-1, -2) @ vc[:, :, c]
                      + b_out[:, :, c].transpose(-1, -2) @ v2)
-        o = o.permute(0, 2, 3, 1, 4).reshape(batch, n * CHUNK, heads, dv)[:, :seqlen]
+        o = _chunks.merge_chunks(o, seqlen)
         return o.to(r.dtype), state
