@@ -13,8 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import torch
-from torch import nn
 
+from fastkernels.fp32_buffers import KeepsFp32Buffers
 from fastkernels.implementations import import_file
 
 _rotary = import_file(Path(__file__).parents[1] / "rotary_embedding" / "rotary_embedding.py",
@@ -41,7 +41,9 @@ def section_of_channel(mrope_section: list[int], interleaved: bool) -> torch.Ten
     return stream
 
 
-class MRotaryEmbedding(nn.Module):
+class MRotaryEmbedding(KeepsFp32Buffers):
+    fp32_buffers = ("cos_sin_cache",)  # Module.to(bf16) must not round the table
+
     def __init__(
         self,
         head_size: int,
@@ -66,14 +68,6 @@ class MRotaryEmbedding(nn.Module):
         )
         # int64, so Module.to(dtype) leaves it alone; on the module's device, so forward makes no host copies.
         self.register_buffer("channel_stream", section_of_channel(mrope_section, mrope_interleaved), persistent=False)
-
-    def _apply(self, fn, recurse=True):
-        # Module.to(bf16) would round the fp32 table; keep its fp32 values (in fp32 or wider) and move it along.
-        table = self.cos_sin_cache
-        super()._apply(fn, recurse)
-        moved = self.cos_sin_cache
-        self.cos_sin_cache = table.to(device=moved.device, dtype=torch.promote_types(moved.dtype, torch.float32))
-        return self
 
     def cos_sin(self, positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """cos and sin [tokens, rotary_dim / 2], each channel read at the position of its stream."""

@@ -11,7 +11,8 @@ oracle) and rounded once.
 from __future__ import annotations
 
 import torch
-from torch import nn
+
+from fastkernels.fp32_buffers import KeepsFp32Buffers
 
 
 def cos_sin_cache(rotary_dim: int, max_position_embeddings: int, base: float) -> torch.Tensor:
@@ -22,7 +23,9 @@ def cos_sin_cache(rotary_dim: int, max_position_embeddings: int, base: float) ->
     return torch.cat((freqs.cos(), freqs.sin()), dim=-1)
 
 
-class RotaryEmbedding(nn.Module):
+class RotaryEmbedding(KeepsFp32Buffers):
+    fp32_buffers = ("cos_sin_cache",)  # Module.to(bf16) must not round the table
+
     def __init__(
         self, head_size: int, rotary_dim: int, max_position_embeddings: int, base: float, is_neox_style: bool
     ) -> None:
@@ -35,14 +38,6 @@ class RotaryEmbedding(nn.Module):
         self.register_buffer(
             "cos_sin_cache", cos_sin_cache(rotary_dim, max_position_embeddings, base), persistent=False
         )
-
-    def _apply(self, fn, recurse=True):
-        # Module.to(bf16) would round the fp32 table; keep its fp32 values (in fp32 or wider) and move it along.
-        table = self.cos_sin_cache
-        super()._apply(fn, recurse)
-        moved = self.cos_sin_cache
-        self.cos_sin_cache = table.to(device=moved.device, dtype=torch.promote_types(moved.dtype, torch.float32))
-        return self
 
     def forward(self, positions: torch.Tensor, query: torch.Tensor, key: torch.Tensor | None = None):
         positions = positions.flatten()

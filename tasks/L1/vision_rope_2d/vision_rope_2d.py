@@ -11,7 +11,8 @@ cos/sin are kept fp32 in a bf16 module; the rotation is in fp32 (float64 for the
 from __future__ import annotations
 
 import torch
-from torch import nn
+
+from fastkernels.fp32_buffers import KeepsFp32Buffers
 
 
 def cos_sin_table(head_dim: int, theta: float, max_grid_size: int) -> torch.Tensor:
@@ -23,7 +24,9 @@ def cos_sin_table(head_dim: int, theta: float, max_grid_size: int) -> torch.Tens
     return torch.cat((freqs.cos(), freqs.sin()), dim=-1)
 
 
-class VisionRotaryEmbedding2D(nn.Module):
+class VisionRotaryEmbedding2D(KeepsFp32Buffers):
+    fp32_buffers = ("cos_sin_cache",)  # Module.to(bf16) must not round the table
+
     def __init__(self, head_dim: int, theta: float, max_grid_size: int) -> None:
         super().__init__()
         assert head_dim % 4 == 0, "two axes, each rotating head_dim / 4 pairs"
@@ -31,14 +34,6 @@ class VisionRotaryEmbedding2D(nn.Module):
         self.theta = theta
         self.max_grid_size = max_grid_size
         self.register_buffer("cos_sin_cache", cos_sin_table(head_dim, theta, max_grid_size), persistent=False)
-
-    def _apply(self, fn, recurse=True):
-        # Module.to(bf16) would round the fp32 table; keep its fp32 values (in fp32 or wider) and move it along.
-        table = self.cos_sin_cache
-        super()._apply(fn, recurse)
-        moved = self.cos_sin_cache
-        self.cos_sin_cache = table.to(device=moved.device, dtype=torch.promote_types(moved.dtype, torch.float32))
-        return self
 
     def cos_sin(self, grid_positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """cos and sin [tokens, head_dim / 2]: the row's d/4 channels, then the column's."""

@@ -13,9 +13,9 @@ of 16, 56 and 56 channels, theta 10000), built once in float64, stored in fp32, 
 from __future__ import annotations
 
 import torch
-from torch import nn
 
 from fastkernels.composition import component
+from fastkernels.fp32_buffers import KeepsFp32Buffers
 
 AXES_DIM = (16, 56, 56)
 THETA = 10000.0
@@ -36,7 +36,9 @@ def flux_rope_table(text_seq_len: int, height: int, width: int) -> tuple[torch.T
     return torch.cat(cos, dim=-1).float(), torch.cat(sin, dim=-1).float()
 
 
-class FluxSingleAttention(nn.Module):
+class FluxSingleAttention(KeepsFp32Buffers):
+    fp32_buffers = ("rope_cos", "rope_sin")  # Module.to(bf16) must not round the tables
+
     def __init__(self, query_dim: int, heads: int, dim_head: int, eps: float, text_seq_len: int, height: int,
                  width: int) -> None:
         super().__init__()
@@ -56,14 +58,6 @@ class FluxSingleAttention(nn.Module):
         cos, sin = flux_rope_table(text_seq_len, height, width)
         self.register_buffer("rope_cos", cos, persistent=False)
         self.register_buffer("rope_sin", sin, persistent=False)
-
-    def _apply(self, fn, recurse=True):
-        # Module.to(bf16) would round the fp32 table; keep its values in fp32 (or wider) and move it along.
-        tables = self.rope_cos, self.rope_sin
-        super()._apply(fn, recurse)
-        compute = torch.promote_types(self.rope_cos.dtype, torch.float32)
-        self.rope_cos, self.rope_sin = (t.to(device=self.rope_cos.device, dtype=compute) for t in tables)
-        return self
 
     def rotate(self, x: torch.Tensor) -> torch.Tensor:
         """diffusers apply_rotary_emb(use_real=True, use_real_unbind_dim=-1) on [batch, tokens, heads, dim_head]."""
