@@ -47,3 +47,27 @@ def test_liger_rope_adapter_matches_the_pytorch_production_path(monkeypatch):
     gptj = dict(args, is_neox_style=False)  # not Liger's layout: the adapter falls back to the PyTorch path
     for got, want in zip(liger.RotaryEmbedding(**gptj)(positions, query, key), native.RotaryEmbedding(**gptj)(positions, query, key)):
         torch.testing.assert_close(got, want)
+
+
+def test_liger_geglu_adapter_feeds_gate_and_up_and_falls_back_for_exact_gelu(monkeypatch):
+    calls = []
+
+    class LigerGELUMulFunction:  # Liger's documented semantics: tanh GELU of gate in fp32, times up
+        @staticmethod
+        def apply(gate, up):
+            calls.append((gate.shape, up.shape))
+            return (torch.nn.functional.gelu(gate.float(), approximate="tanh").to(gate.dtype) * up)
+
+    for name in ("liger_kernel", "liger_kernel.ops"):
+        monkeypatch.setitem(sys.modules, name, types.ModuleType(name))
+    geglu = types.ModuleType("liger_kernel.ops.geglu")
+    geglu.LigerGELUMulFunction = LigerGELUMulFunction
+    monkeypatch.setitem(sys.modules, "liger_kernel.ops.geglu", geglu)
+    task = TASK.parent / "gelu_and_mul"
+    liger = import_file(task / "liger.py", namespace="test.liger_geglu")
+    native = import_file(task / "torch_native.py", namespace="tasks.gelu_and_mul")
+    x = torch.randn(4, 2 * 6)
+    torch.testing.assert_close(liger.GeluAndMul("tanh")(x), native.GeluAndMul("tanh")(x))
+    assert calls == [(torch.Size([4, 6]), torch.Size([4, 6]))]
+    torch.testing.assert_close(liger.GeluAndMul("none")(x), native.GeluAndMul("none")(x))  # vLLM's forward_native
+    assert len(calls) == 1

@@ -6,22 +6,19 @@ first (Liger's own MLP feeds it two separate projections)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import torch
-import torch.nn.functional as F
 from liger_kernel.ops.geglu import LigerGELUMulFunction
-from torch import nn
+
+from fastkernels.implementations import import_file
+
+_native = import_file(Path(__file__).with_name("torch_native.py"), namespace="tasks.gelu_and_mul")
 
 
-class GeluAndMul(nn.Module):
-    def __init__(self, approximate: str = "none") -> None:
-        super().__init__()
-        if approximate not in ("none", "tanh"):
-            raise ValueError(f"unknown approximate {approximate!r}")
-        self.approximate = approximate
-
+class GeluAndMul(_native.GeluAndMul):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        d = x.shape[-1] // 2
         if self.approximate != "tanh":
-            return F.gelu(x[..., :d]) * x[..., d:]
+            return super().forward(x)  # vLLM's forward_native
         gate, up = x.chunk(2, dim=-1)
         return LigerGELUMulFunction.apply(gate, up)
