@@ -5,22 +5,20 @@ call; on CPU the fused CPU flash kernel or the math path)."""
 from __future__ import annotations
 
 import contextlib
-import math
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
-from torch import nn
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
+from fastkernels.implementations import import_file
 
-class EncoderAttention(nn.Module):
+# The eager module owns the constructor (one interface for every implementation).
+_eager = import_file(Path(__file__).with_name("encoder_attention.py"), namespace="tasks.encoder_attention")
+
+
+class EncoderAttention(_eager.EncoderAttention):
     backend: SDPBackend | None = None  # None: PyTorch chooses; the sdpa_*.py adapters force one
-
-    def __init__(self, num_heads: int, head_dim: int) -> None:
-        super().__init__()
-        self.num_heads = num_heads
-        self.head_dim = head_dim
-        self.softmax_scale = 1.0 / math.sqrt(head_dim)
 
     def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         with sdpa_kernel(self.backend) if self.backend is not None else contextlib.nullcontext():
