@@ -9,25 +9,18 @@ Every class comes from component(...), so this one file is the eager module and 
 
 from __future__ import annotations
 
-import math
+from pathlib import Path
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from fastkernels.composition import component
+from fastkernels.implementations import import_file
 
 
-class FP32Router(nn.Module):
-    """Router logits = x @ weight.T in fp32 (float64 in the oracle)."""
-
-    def __init__(self, hidden_size: int, num_experts: int) -> None:
-        super().__init__()
-        self.weight = nn.Parameter(torch.randn(num_experts, hidden_size) / math.sqrt(hidden_size))
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        compute = torch.promote_types(x.dtype, torch.float32)
-        return F.linear(x.to(compute), self.weight.to(compute))
+# The fp32 router of the mixtral_moe task (router logits = x @ weight.T in fp32, float64 in the oracle).
+FP32Router = import_file(Path(__file__).parents[1] / "mixtral_moe" / "mixtral_moe.py",
+                         namespace="tasks.mixtral_moe").FP32Router
 
 
 class SharedExperts(nn.Module):
