@@ -91,12 +91,17 @@ def main() -> int:
                 seen[(row["task"], row["case"])] = row
     print("| task | case | production (impl) | µs | eager µs | limit µs | % of limit | weak: why |")
     print("| --- | --- | --- | ---: | ---: | ---: | ---: | --- |")
-    fractions = []
+    fractions, limits, eager_ratios = [], [], []
+    served: dict[str, int] = {}
     for (task, case), row in sorted(seen.items()):
         limit_s = max((row.get("bytes") or 0) / (args.copy_gbs * 1e9), (row.get("flops") or 0) / (args.gemm_tflops * 1e12))
         fraction = limit_s / (row["baseline_ms"] / 1e3)
         fractions.append(fraction)
+        limits.append(limit_s)
+        served[row["baseline_impl"]] = served.get(row["baseline_impl"], 0) + 1
         eager = (row.get("baseline_alternatives") or {}).get("eager")
+        if isinstance(eager, float):
+            eager_ratios.append(eager / row["baseline_ms"])
         why = ""
         if fraction < 0.5:
             why = ("launch/latency bound: the limit is under a kernel launch" if limit_s * 1e6 < LAUNCH_BOUND_US
@@ -105,8 +110,17 @@ def main() -> int:
         print(f"| {task} | {case} | {row['baseline_impl']} | {row['baseline_ms'] * 1e3:.1f} | {eager_us} | "
               f"{limit_s * 1e6:.1f} | {fraction:.0%} | {why} |")
     if fractions:
-        print(f"\n{len(fractions)} cases; median fraction of the limit {statistics.median(fractions):.0%}; "
-              f"{sum(f < 0.5 for f in fractions)} weak (< 50%)")
+        print(f"\n{len(fractions)} cases of {len({task for task, _ in seen})} tasks; median fraction of the limit "
+              f"{statistics.median(fractions):.0%}; {sum(f < 0.5 for f in fractions)} weak (< 50%)")
+        big = [f for f, limit in zip(fractions, limits) if limit * 1e6 >= 20]
+        launch = sum(limit * 1e6 < LAUNCH_BOUND_US for limit in limits)
+        print(f"{launch} cases launch bound (limit < {LAUNCH_BOUND_US:g} µs); over the {len(big)} cases whose limit is"
+              f" at least 20 µs the median is {statistics.median(big):.0%}" if big else "")
+        print("baseline served by: " + ", ".join(f"{name} {count}" for name, count in
+                                                 sorted(served.items(), key=lambda item: -item[1])))
+        if eager_ratios:
+            print(f"eager module / production baseline time: median {statistics.median(eager_ratios):.1f}x over"
+                  f" {len(eager_ratios)} cases")
     return 0
 
 

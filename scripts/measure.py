@@ -64,6 +64,25 @@ def fastkernels(out: Path, *overrides: str) -> tuple[list[dict], float]:
     return rows, time.time() - start
 
 
+def worker_seconds(runs: list[Path]) -> dict:
+    """Print the workers' own seconds per task-case, from their logs (the last phase line of each task: seconds
+    since its launch), and the slowest tasks: the cost of scoring, whatever the lanes or the wall clock did."""
+    per_task: dict[str, tuple[float, int]] = {}
+    for run in runs:
+        for log in sorted((run / "workers").glob("*.log")):
+            stamps = [float(line[1:9]) for line in log.read_text(errors="replace").splitlines()
+                      if line.startswith("[") and line[9:11] == " s"]
+            cases = sum(1 for line in log.read_text(errors="replace").splitlines() if "] case " in line)
+            if stamps and cases:
+                per_task.setdefault(log.stem, (stamps[-1], cases))
+    total = sum(seconds for seconds, _ in per_task.values())
+    cases = sum(count for _, count in per_task.values())
+    slowest = sorted(per_task.items(), key=lambda item: -item[1][0])[:5]
+    print(f"worker time: {total:.0f} s for {cases} task-cases of {len(per_task)} tasks = {total / max(1, cases):.1f} s"
+          f" each; slowest: " + ", ".join(f"{task} {seconds:.0f} s" for task, (seconds, _) in slowest), flush=True)
+    return dict(worker_s_per_case=total / max(1, cases))
+
+
 def noop_distribution(rows: list[dict]) -> dict:
     """Print the noop |1 - s| distribution and every row over 2%, saying whether its 95% interval excludes 1
     (a systematic difference between two instances of the same module) or not (noise the time cap left)."""
@@ -123,6 +142,7 @@ def main() -> int:
         from fastkernels.artifacts import run_rows
 
         summary.update(noop_distribution([row for run in args.noop_rows for row in run_rows(run)]))
+        summary.update(worker_seconds(args.noop_rows))
 
     speedups: dict[str, list[float]] = {}
     for attempt in range(5 if "repeat" in parts else 0):

@@ -1,0 +1,35 @@
+"""scripts/measure.py --noop-rows: the noop distribution of runs already made (a row over 2% is called systematic
+when its interval excludes 1, noise otherwise) and the workers' own seconds per task-case from their logs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "measure.py"
+
+
+def _row(task, case, speedup, ci, status="PASSED"):
+    return {"task": task, "case": case, "status": status, "speedup": speedup, "speedup_ci95": ci,
+            "baseline_impl": "native", "baseline_ms": 0.010}
+
+
+def test_noop_rows_and_worker_time_of_a_cut_short_run(tmp_path):
+    workers = tmp_path / "run" / "workers"
+    workers.mkdir(parents=True)
+    rows = {"a": [_row("a", "c0", 1.001, [0.99, 1.01]), _row("a", "c1", 1.05, [1.03, 1.07])],
+            "b": [_row("b", "c0", 0.97, [0.90, 1.02]), _row("b", "c1", 0.999, [0.99, 1.01])]}
+    for task, task_rows in rows.items():
+        (workers / f"{task}.rows.jsonl").write_text("".join(json.dumps(row) + "\n" for row in task_rows))
+    (workers / "a.log").write_text("[    1.00 s] torch imported\n[    4.00 s] case c0 PASSED\n[    6.00 s] case c1 PASSED\n")
+    (workers / "b.log").write_text("[    1.00 s] torch imported\n[    2.00 s] case c0 PASSED\n[   10.00 s] case c1 PASSED\n")
+    out = subprocess.run([sys.executable, str(SCRIPT), "--parts", "none", "--noop-rows", str(tmp_path / "run"),
+                          "--out", str(tmp_path / "out")], capture_output=True, text=True, check=True).stdout
+    # |1-s| = 0.001, 0.05, 0.03, 0.001: median 0.0155, max 0.05 (a/c1); two over 2%
+    assert "noop: 4/4 rows PASSED over 2 tasks; median |1-s| = 0.0155, max |1-s| = 0.0500 (a/c1);" \
+           " 2 rows over 2%, 2 over 1%" in out
+    assert "a/c1 [native, 10.0 us]: 1.0500 [1.030, 1.070] systematic (interval excludes 1)" in out
+    assert "b/c0 [native, 10.0 us]: 0.9700 [0.900, 1.020] noise (interval holds 1)" in out
+    assert "worker time: 16 s for 4 task-cases of 2 tasks = 4.0 s each; slowest: b 10 s, a 6 s" in out
