@@ -45,4 +45,6 @@ def run_rows(run_dir: Path) -> list[dict[str, Any]]:
     workers appended as each case finished (workers/*.rows.jsonl)."""
     results = run_dir / "results.jsonl"
     files = [results] if results.exists() else sorted((run_dir / "workers").glob("*.rows.jsonl"))
+    if not files:
+        raise ValueError(f"{run_dir}: no results.jsonl and no workers/*.rows.jsonl (not a run directory?)")
     return [json.loads(line) for path in files for line in path.read_text().splitlines() if line.strip()]

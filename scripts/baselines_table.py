@@ -86,7 +86,11 @@ def main() -> int:
     args = parser.parse_args()
     seen: dict[tuple[str, str], dict] = {}
     for run in args.runs:
-        for row in run_rows(run):
+        try:
+            rows = run_rows(run)
+        except ValueError as error:
+            parser.error(str(error))
+        for row in rows:
             if row.get("level") == args.level and row.get("baseline_ms") and (row["task"], row["case"]) not in seen:
                 seen[(row["task"], row["case"])] = row
     print("| task | case | production (impl) | µs | eager µs | limit µs | % of limit | weak: why |")

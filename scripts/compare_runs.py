@@ -26,7 +26,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("run_a", type=Path)
     parser.add_argument("run_b", type=Path)
     args = parser.parse_args(argv)
-    a, b = keyed_rows(args.run_a), keyed_rows(args.run_b)
+    try:
+        a, b = keyed_rows(args.run_a), keyed_rows(args.run_b)
+    except ValueError as error:
+        parser.error(str(error))
     common = sorted(set(a) & set(b))
     print(f"{len(a)} rows in {args.run_a}, {len(b)} in {args.run_b}, {len(common)} in both")
     status_differs = [key for key in common if a[key]["status"] != b[key]["status"]]

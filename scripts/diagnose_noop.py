@@ -30,7 +30,7 @@ from fastkernels.cache import cache_flush  # noqa: E402
 from fastkernels.config import BaselineConfig  # noqa: E402
 from fastkernels.inputs import generator, make_inputs, stream_seed  # noqa: E402
 from fastkernels.plan import plan_task  # noqa: E402
-from fastkernels.registry import Registry  # noqa: E402
+from fastkernels.registry import Registry, UnknownTaskError  # noqa: E402
 from fastkernels.timing import CudaEventClock, HostClock, paired_speedup, speedup_ci95, time_interleaved  # noqa: E402
 
 
@@ -44,13 +44,19 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     device = "cuda" if torch.cuda.is_available() else "cpu"
     registry = Registry()
-    plan = plan_task(registry, args.task, device, BaselineConfig(name="production"), None, "independent")
+    try:
+        plan = plan_task(registry, args.task, device, BaselineConfig(name="production"), None, "independent")
+    except UnknownTaskError as error:
+        parser.error(str(error))
     impl = next((i for i in plan.baselines if i.name == args.impl), None) if args.impl else plan.baselines[0]
     if impl is None:
         parser.error(f"{args.task} has no available production implementation {args.impl!r}: "
                      f"{[i.name for i in plan.baselines]}")
     manifest = plan.manifest
-    case = manifest.case(args.case)
+    try:
+        case = manifest.case(args.case)
+    except KeyError as error:
+        parser.error(str(error.args[0]))
     state = reference_state(manifest, case, plan.eager.cls, plan.eager.components, device, 0)
 
     def instance(who: str) -> torch.nn.Module:

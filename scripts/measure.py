@@ -141,7 +141,11 @@ def main() -> int:
     if args.noop_rows:
         from fastkernels.artifacts import run_rows
 
-        summary.update(noop_distribution([row for run in args.noop_rows for row in run_rows(run)]))
+        try:
+            rows = [row for run in args.noop_rows for row in run_rows(run)]
+        except ValueError as error:
+            parser.error(str(error))
+        summary.update(noop_distribution(rows))
         summary.update(worker_seconds(args.noop_rows))
 
     speedups: dict[str, list[float]] = {}

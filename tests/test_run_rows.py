@@ -7,6 +7,8 @@ import importlib.util
 import json
 from pathlib import Path
 
+import pytest
+
 from fastkernels.artifacts import run_rows
 
 SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "compare_runs.py"
@@ -60,3 +62,11 @@ def test_a_status_that_differs_fails_the_comparison_and_names_the_case(tmp_path,
     assert _compare()([str(one), str(two)]) == 1
     out = capsys.readouterr().out
     assert "status differs: a/c0: PASSED vs RUNTIME_ERROR" in out and "1 with disjoint 95% intervals" in out
+
+
+def test_a_directory_that_is_not_a_run_is_a_one_line_error_naming_it(tmp_path, capsys):
+    with pytest.raises(ValueError, match="no results.jsonl and no workers"):
+        run_rows(tmp_path)
+    with pytest.raises(SystemExit):
+        _compare()([str(tmp_path), str(tmp_path)])
+    assert f"{tmp_path}: no results.jsonl" in capsys.readouterr().err
