@@ -18,10 +18,8 @@ MODULES = (
     "liger_kernel.ops.rope", "liger_kernel.ops.swiglu",
 )
 
-imported: list[str] = []
 for _name in MODULES:
     try:
         importlib.import_module(_name)
-        imported.append(_name)
     except Exception:  # noqa: BLE001 - an optional library absent or broken here; its worker reports it
         pass

@@ -67,17 +67,17 @@ def run_job(job: WorkerJob) -> None:
     # The judge process holds every reference output; started before any candidate code is imported, and before
     # this process touches the GPU (so it can be forked).
     judge = JudgeClient(JudgeSpec(job.tasks_root, job.task, job.device, job.harness.seed, job.harness.correctness_rounds))
-    device_name = torch.cuda.get_device_name() if job.device == "cuda" else "cpu"
-    candidate_dir = Path(job.candidate_dir) if job.candidate_dir is not None else None
-    clock = make_clock(job)  # binds the timers before any candidate code is imported
-    flush = None
-    if job.harness.flush_l2:
-        from fastkernels.cache import cache_flush
-
-        flush, note = cache_flush(job.device, job.profile.l2_cache_mb)
-        phase(note)
-    phase("judge, clock and cache flush started")
     try:
+        device_name = torch.cuda.get_device_name() if job.device == "cuda" else "cpu"
+        candidate_dir = Path(job.candidate_dir) if job.candidate_dir is not None else None
+        clock = make_clock(job)  # binds the timers before any candidate code is imported
+        flush = None
+        if job.harness.flush_l2:
+            from fastkernels.cache import cache_flush
+
+            flush, note = cache_flush(job.device, job.profile.l2_cache_mb)
+            phase(note)
+        phase("judge, clock and cache flush started")
         _score_cases(job, registry, manifest, device_name, candidate_dir, clock, flush, judge, rows_path)
     finally:
         judge.close()
