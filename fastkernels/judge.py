@@ -6,8 +6,8 @@ float64 (the oracle) and in the case dtype (the template: what an output must lo
 worker sends it only what an implementation returned, as fresh plain-tensor copies made by the harness, and gets
 back a verdict. Copies cross by reference, not by value (torch's multiprocessing reductions: CUDA IPC on a GPU,
 shared memory on the host), so judging a 500 MB output costs no host round trip; the worker keeps each copy alive
-until the verdict is back. Timed outputs picked for a recheck, and the CUDA-graph check, send their inputs too: the judge computes
-those references fresh.
+until the verdict is back. Timed outputs picked for a recheck, and the CUDA-graph check, send their inputs too: the
+judge computes those references fresh.
 
 The judge is started before the candidate is imported, so nothing the candidate patches or leaves behind in the
 worker reaches it: forked while the worker has not touched the GPU yet (no start-up cost), else spawned fresh. Its

@@ -18,7 +18,8 @@ from fastkernels.records import ResultRow, Status
 
 __all__ = [
     "CategoryReport", "EndToEndReport", "ExcludedTask", "FamilyReport", "KernelLevelReport", "LevelReport",
-    "ModelResult", "ModelScore", "TaskResult", "end_to_end_score", "fast_p", "fast_p_ci95", "format_table", "geomean", "kernel_level",
+    "ModelResult", "ModelScore", "TaskResult", "end_to_end_score", "fast_p", "fast_p_ci95", "format_table", "geomean",
+    "kernel_level",
 ]
 
 

@@ -1,5 +1,5 @@
-"""Softmax as torch_native (torch_native.py) runs it, compiled by Inductor (fastkernels.compiled): the baseline a
-one-line `torch.compile` gives production users, timed beside the native kernel."""
+"""Softmax as torch_native (torch_native.py) runs it, compiled by Inductor (fastkernels.compiled):
+the baseline a one-line `torch.compile` gives production users, timed beside the native kernel."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""UpsamplingNearest2d as torch_native (torch_native.py) runs it, compiled by Inductor (fastkernels.compiled): the baseline a
-one-line `torch.compile` gives production users, timed beside the native kernel."""
+"""UpsamplingNearest2d as torch_native (torch_native.py) runs it, compiled by Inductor (fastkernels.compiled):
+the baseline a one-line `torch.compile` gives production users, timed beside the native kernel."""
 
 from __future__ import annotations
 
