@@ -13,7 +13,10 @@ shift
 source scripts/device-env.sh || exit 1
 out=${OUT:-/tmp/fk-out}
 mkdir -p "$out"
-export TORCHINDUCTOR_CACHE_DIR=/tmp/inductor-$lanes TRITON_CACHE_DIR=/tmp/triton-$lanes
+# FK_CACHE=DIR: Inductor and Triton caches shared by the runs that name it (warm runs on equal footing); default
+# fresh per lane count.
+cache=${FK_CACHE:-/tmp/fk-cache-$lanes-$$}
+export TORCHINDUCTOR_CACHE_DIR=$cache/inductor TRITON_CACHE_DIR=$cache/triton
 scale=(scale=serial)
 [ "$lanes" = 2 ] && scale=(scale=ray scale.devices=2)
 start=$(date +%s)
@@ -21,6 +24,7 @@ chunk=()
 [ -n "${FK_CHUNK:-}" ] && chunk=("tasks.include=[$FK_CHUNK]")
 timeout "${FK_RUN_TIMEOUT:-570}" python3 -m fastkernels hardware=h200 tasks=all "tasks.levels=${FK_LEVELS:-[1,2]}" \
   "${chunk[@]}" agent=noop harness.cuda_graphs=false harness.max_timing_s=1 harness.max_iterations=100 "${scale[@]}" \
-  hydra.run.dir="$out/gpus$lanes" "$@" 2>&1 | grep -v " PASSED" | tail -5
-echo "gpus=$lanes wall $(( $(date +%s) - start )) s ($(ls "$out/gpus$lanes"/workers/*.rows.jsonl 2>/dev/null | wc -l) tasks with rows)"
-tar czf "$out/gpus$lanes.tgz" -C "$out" "gpus$lanes" && rm -rf "${out:?}/gpus$lanes"
+  hydra.run.dir="$out/${FK_NAME:-gpus$lanes}" "$@" 2>&1 | grep -v " PASSED" | tail -5
+name=${FK_NAME:-gpus$lanes}
+echo "$name: gpus=$lanes wall $(( $(date +%s) - start )) s ($(ls "$out/$name"/workers/*.rows.jsonl 2>/dev/null | wc -l) tasks with rows)"
+tar czf "$out/$name.tgz" -C "$out" "$name" && rm -rf "${out:?}/$name"

@@ -39,3 +39,21 @@ def test_every_inductor_production_path_passes_its_task_on_the_cpu_cases(task, n
         judged_on_cpu_cases(task, cls)
     except (torch._dynamo.exc.BackendCompilerFailed, torch._inductor.exc.InductorError) as error:
         pytest.skip(f"Inductor cannot compile on this machine: {str(error).splitlines()[0]}")
+
+
+def test_each_compiled_instance_keeps_its_own_dynamo_cache():
+    """Two instances sharing a code object check each other's guards (newest first), so the later-built one, a noop
+    candidate, ran faster than the baseline it copies; each instance compiles a private copy of the forward."""
+    from torch._dynamo.eval_frame import _debug_get_cache_entry_list
+
+    fused = compiled(production_class("silu_and_mul", "torch_native"))
+    first, second = fused(), fused()
+    x = torch.randn(4, 2 * 16)
+    torch._dynamo.reset()
+    try:
+        first(x), second(x), first(x)
+    except Exception as error:  # noqa: BLE001 - Inductor's CPU backend needs a working C++ toolchain
+        pytest.skip(f"Inductor cannot compile on this machine: {error}")
+    codes = [module._inductor_forward._torchdynamo_orig_callable.__func__.__code__ for module in (first, second)]
+    assert codes[0] is not codes[1] and codes[0] == codes[1]
+    assert [len(_debug_get_cache_entry_list(code)) for code in codes] == [1, 1]
