@@ -121,6 +121,17 @@ def test_lightgcn_graph_is_the_symmetric_normalised_bipartite_adjacency_and_the_
     torch.testing.assert_close(module.double()(x), adjacency.double() @ x, rtol=1e-6, atol=1e-9)
 
 
+def test_lightgcn_graph_is_drawn_on_the_cpu_whatever_the_default_device():
+    """The harness constructs modules under `torch.device("cuda")`, where the CPU generator was refused (H200,
+    2026-11-30: every case RUNTIME_ERROR); the meta device stands in for it here."""
+    cls = eager_class("sparse_propagation")
+    with torch.device("meta"):
+        built_elsewhere = cls(23, 31, 97)
+    assert all(t.device.type == "cpu" for t in built_elsewhere.state_dict().values())
+    expected = cls(23, 31, 97).state_dict()
+    assert all(torch.equal(t, expected[k]) for k, t in built_elsewhere.state_dict().items())
+
+
 def test_lightgcn_graph_has_long_tailed_degrees():
     module = eager_class("sparse_propagation")(3000, 4000, 60000)
     degree = torch.diff(module.crow_indices).double()

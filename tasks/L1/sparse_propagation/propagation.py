@@ -25,7 +25,15 @@ def _skewed(count: int, draws: int, gen: torch.Generator) -> torch.Tensor:
 
 
 def random_normalized_adjacency(num_users: int, num_items: int, num_interactions: int):
-    """CSR (crow, col, values) of D^-1/2 A D^-1/2 for a random bipartite graph of ~num_interactions distinct edges."""
+    """CSR (crow, col, values) of D^-1/2 A D^-1/2 for a random bipartite graph of ~num_interactions distinct edges.
+
+    Drawn on the CPU whatever the default device (the harness builds modules under `torch.device("cuda")`, where a CPU
+    generator is refused), so every device gets the same graph; the module's `.to(device)` moves it."""
+    with torch.device("cpu"):
+        return _adjacency(num_users, num_items, num_interactions)
+
+
+def _adjacency(num_users: int, num_items: int, num_interactions: int):
     gen = torch.Generator().manual_seed(num_users * 1_000_003 + num_items * 1_009 + num_interactions)
     users = _skewed(num_users, num_interactions, gen)
     pairs = torch.unique(users * num_items + _skewed(num_items, num_interactions, gen))
