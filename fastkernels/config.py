@@ -139,6 +139,8 @@ class ScaleConfig(Strict):
     backend: Literal["serial", "threads", "ray"] = "serial"
     devices: int | Literal["all"] = Field(default="all")
     ray_address: str | None = None
+    # Ray: CPU cores each task reserves (Ray sets the worker's OMP_NUM_THREADS to it; null: this host's cores / lanes)
+    cpus_per_task: int | None = Field(default=None, ge=1)
 
 
 class RunConfig(Strict):

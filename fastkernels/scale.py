@@ -4,7 +4,7 @@
 - `serial` (default): one task after another on device 0, in this process's order;
 - `threads`: one lane per device on this host; a lane takes the next task, runs its worker process pinned to the
   lane's GPU (`CUDA_VISIBLE_DEVICES`), then takes the next;
-- `ray`: every task is a Ray task asking for one GPU (`num_gpus=1`; on the CPU profile `num_cpus=1`), so Ray places
+- `ray`: every task is a Ray task asking for one GPU and its share of CPU cores (`scale.cpus_per_task`), so Ray places
   it on a free GPU of a local cluster (started here) or of the cluster at `scale.ray_address`. The Ray task starts
   the same worker process; Ray has already narrowed `CUDA_VISIBLE_DEVICES` to its GPU. Before scoring, it checks
   that its GPU matches the run's hardware profile and refuses otherwise, so a job never lands on the wrong hardware.
@@ -97,14 +97,17 @@ def run_ray(
         import ray
     except ImportError:
         raise ConfigError("scale.backend=ray needs Ray: pip install 'fastkernels[scale]'") from None
+    # Ray sets a task's OMP_NUM_THREADS to the CPUs it reserved: at one CPU every lane's worker (its inputs, oracle,
+    # compiles) ran single-threaded, 10-50% slower a task than scale=serial (H200 x2, 2026-11-30).
+    cpus = scale.cpus_per_task or max(1, available_cpus() // max(lanes, 1))
     started_here = not ray.is_initialized()
     if started_here:
         options: dict[str, Any] = dict(include_dashboard=False, log_to_driver=False, configure_logging=False)
         if scale.ray_address is None:  # a local cluster sized to the lanes asked for
-            options.update(num_gpus=lanes if device_kind == "cuda" else 0, num_cpus=max(lanes, 1) + 1)
+            options.update(num_gpus=lanes if device_kind == "cuda" else 0, num_cpus=cpus * max(lanes, 1) + 1)
         ray.init(address=scale.ray_address, **options)
     try:
-        resources = {"num_gpus": 1, "num_cpus": 1} if device_kind == "cuda" else {"num_cpus": 1}
+        resources = {"num_gpus": 1, "num_cpus": cpus} if device_kind == "cuda" else {"num_cpus": cpus}
         # max_calls=0: Ray would start a fresh process for every GPU task (its default for GPU tasks, to free GPU
         # memory), and with it a fresh worker fork server (launch.py): seconds a task. These Ray processes never
         # touch the GPU themselves; each task's worker process does, and exits.
@@ -129,6 +132,11 @@ def run_ray(
         if started_here:
             ray.shutdown()
     return [row for job, _ in work for row in results[job.task]]
+
+
+def available_cpus() -> int:
+    """Cores this process may run on (its affinity mask, which a Slurm or container limit narrows)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
 def _score_remotely(job_json: str, work_dir: str, profile_json: str, device_kind: str) -> list[str]:

@@ -57,7 +57,7 @@ def append_row(path: Path, row: ResultRow) -> None:
 def run_job(job: WorkerJob) -> None:
     import torch
 
-    phase("torch imported")
+    phase(f"torch imported ({torch.get_num_threads()} CPU threads)")
     from fastkernels.judge import JudgeClient, JudgeSpec
     from fastkernels.registry import Registry
 

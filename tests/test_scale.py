@@ -45,14 +45,18 @@ def test_two_thread_lanes_give_the_rows_of_a_serial_run(serial_rows, tmp_path):
     rows = run(tmp_path / "run", "scale=threads", "scale.devices=2")
     assert verdicts(rows) == verdicts(serial_rows)
     env = json.loads((tmp_path / "run" / "env.json").read_text())
-    assert env["scale"] == {"backend": "threads", "devices": 2, "ray_address": None, "lanes": 2}
+    assert env["scale"] == {"backend": "threads", "devices": 2, "ray_address": None, "cpus_per_task": None,
+                            "lanes": 2}
 
 
 def test_a_local_ray_cluster_gives_the_rows_of_a_serial_run(serial_rows, tmp_path):
     pytest.importorskip("ray")
-    rows = run(tmp_path / "run", "scale=ray", "scale.devices=2")
+    rows = run(tmp_path / "run", "scale=ray", "scale.devices=2", "scale.cpus_per_task=2")
     assert verdicts(rows) == verdicts(serial_rows)
     assert {row["status"] for row in rows} <= {"PASSED", "NOT_ATTEMPTED"}
+    # Ray narrows a task's threads to the CPUs it reserved (one by default: lanes ran single-threaded)
+    for log in (tmp_path / "run" / "workers").glob("*.log"):
+        assert "torch imported (2 CPU threads)" in log.read_text(), log.name
 
 
 def test_lane_count_follows_the_backend_and_the_visible_gpus():
