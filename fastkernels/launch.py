@@ -11,14 +11,16 @@ itself with a fresh interpreter, so a bad fork costs time, never a result.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import signal
 import subprocess
 import sys
 import threading
+import types
 from multiprocessing import forkserver
-from typing import Literal, Protocol
+from typing import Iterator, Literal, Protocol
 
 WorkerStart = Literal["forkserver", "exec"]
 WORKER_COMMAND = [sys.executable, "-m", "fastkernels.worker"]
@@ -38,6 +40,7 @@ class WorkerProcess(Protocol):
 IMPORT_TIME_ENV = ("TRITON_INTERPRET",)
 _server_env: dict[str, str | None] | None = None
 _server_lock = threading.Lock()  # scale=threads lanes start workers concurrently
+_main_lock = threading.Lock()
 
 
 def start_worker(job_path: str, log_path: str, environment: dict[str, str], how: WorkerStart) -> WorkerProcess:
@@ -74,7 +77,8 @@ def _start_fork_server(wanted: dict[str, str | None]) -> None:
     os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
     try:
         _fork_server()
-        forkserver.ensure_running()
+        with _main_hidden():  # the server would import a main script too (once)
+            forkserver.ensure_running()
     finally:
         _set_environment(saved)
 
@@ -99,7 +103,8 @@ class _Forked:
     def __init__(self, job_path: str, log_path: str, environment: dict[str, str]) -> None:
         self._process = _fork_server().Process(target=_run_forked, args=(job_path, log_path, environment),
                                                name=f"worker {os.path.basename(job_path)}")
-        self._process.start()
+        with _main_hidden():
+            self._process.start()
         self.pid = self._process.pid
 
     def poll(self) -> int | None:
@@ -108,6 +113,20 @@ class _Forked:
     def wait(self) -> int:
         self._process.join()
         return self._process.exitcode  # type: ignore[return-value]
+
+
+@contextlib.contextmanager
+def _main_hidden() -> Iterator[None]:
+    """Start a child without the parent's `__main__`: multiprocessing re-runs the parent's main script in every child
+    (as `__mp_main__`), and under Ray that is Ray's worker script, which imports Ray: 0.5-0.9 s a task on the H200
+    (2026-11-30). The worker needs only fastkernels.launch, which the server has preloaded."""
+    with _main_lock:
+        main = sys.modules["__main__"]
+        sys.modules["__main__"] = types.ModuleType("__main__")  # no __file__, no __spec__: nothing to re-run
+        try:
+            yield
+        finally:
+            sys.modules["__main__"] = main
 
 
 def _run_forked(job_path: str, log_path: str, environment: dict[str, str]) -> None:

@@ -97,8 +97,8 @@ def run_ray(
         import ray
     except ImportError:
         raise ConfigError("scale.backend=ray needs Ray: pip install 'fastkernels[scale]'") from None
-    # Ray sets a task's OMP_NUM_THREADS to the CPUs it reserved: at one CPU every lane's worker (its inputs, oracle,
-    # compiles) ran single-threaded, 10-50% slower a task than scale=serial (H200 x2, 2026-11-30).
+    # Ray sets a task's OMP_NUM_THREADS to the CPUs it reserved: at one CPU every lane's worker ran torch
+    # single-threaded (Ray tasks were 12% slower than serial ones on the H200 x2, 2026-11-30; docs/scaling.md).
     cpus = scale.cpus_per_task or max(1, available_cpus() // max(lanes, 1))
     started_here = not ray.is_initialized()
     if started_here:

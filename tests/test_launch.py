@@ -150,3 +150,27 @@ def test_a_fork_server_that_died_is_started_again_with_the_import_time_environme
     rows = score_dir(reference, tmp_path / "second", "rms_norm")
     assert all(row.status is Status.PASSED for row in rows), [row.reason for row in rows]
     assert forkserver._forkserver._forkserver_pid != server
+
+
+PARENT_SCRIPT = '''
+import os, pathlib, sys
+if __name__ == "__mp_main__":  # what multiprocessing runs in a child that re-imports the parent's main script
+    pathlib.Path(os.environ["MARK"]).write_text("re-ran")
+elif __name__ == "__main__":
+    from fastkernels.launch import start_worker
+    os.environ["MARK"] = sys.argv[1]
+    worker = start_worker(sys.argv[2], sys.argv[3], dict(os.environ), "forkserver")
+    sys.exit(0 if worker.wait() is not None else 1)
+'''
+
+
+def test_a_forked_worker_does_not_rerun_the_parents_main_script(tmp_path):
+    """Under Ray the parent's main script is Ray's worker, which imports Ray: 0.5-0.9 s a task on the H200."""
+    script, mark = tmp_path / "parent.py", tmp_path / "mark"
+    script.write_text(PARENT_SCRIPT)
+    done = subprocess.run([sys.executable, str(script), str(mark), str(tmp_path / "no.job.json"),
+                           str(tmp_path / "worker.log")], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "no.job.json" in (tmp_path / "worker.log").read_text()  # the worker ran (and failed on the missing job)
+    assert not mark.exists()
