@@ -6,7 +6,12 @@
 #   mkdir -p /tmp/whl-extra && mv .whl/ray-* .whl/fla_core* .whl/flash_linear* .whl/jsonschema* .whl/referencing* \
 #     .whl/rpds* /tmp/whl-extra/
 # then call the device tool with carry [".whl"] and a command starting `source scripts/device-env.sh`.
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-  || return 1
+# Installed once per machine (a stamp names the wheel set) and under a lock: two runs sourcing this at once (one per
+# GPU) made pip delete each other's files (2026-11-30).
+stamp=/tmp/site/.fk-wheels-$(ls .whl | md5sum | cut -c1-12)
+if [ ! -e "$stamp" ]; then
+  ( flock 9 && { [ -e "$stamp" ] || { python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
+      --upgrade --target /tmp/site .whl/*.whl && touch "$stamp"; }; } ) 9>/tmp/fk-site.lock || return 1
+fi
 export PYTHONPATH=/tmp/site:$PWD
 export PYTHONUNBUFFERED=1

@@ -4,9 +4,12 @@
 # neither run inherits the other's compiled kernels:
 #   bash scripts/device-scaling.sh 2    then    bash scripts/device-scaling.sh 1
 # then, here: python scripts/compare_runs.py gpus1 gpus2 (unpacked from the two gpus<N>.tgz) for the agreement.
-# Measured 2026-11-30: the worker logs add up to ~1100-1200 s for level1+level2 on one GPU (FLA's Triton
-# autotuning alone is 50-115 s a task), more than one 600 s device call: run it in chunks with FK_LEVELS=[1] /
-# FK_LEVELS=[2] (and FK_CHUNK=a,b,... for tasks.include) and add the chunks' walls, saying so.
+# What one call holds (H200 x2, 2026-11-30, docs/scaling.md): level1+level2 on 2 GPUs with fresh caches does not
+# finish in 470 s (61 of 75 tasks); with every cache warm the 2-GPU pass is ~260-330 s and a 1-GPU pass ~600 s, more
+# than one call. So: warm the caches with FK_CACHE=/tmp/fk-cache in back-to-back calls (the machine keeps /tmp while
+# warm, 30 s), then time the 2-GPU pass, then the 1-GPU pass as two chunks on the two GPUs at once
+# (CUDA_VISIBLE_DEVICES=0 FK_LEVELS=[1] ... & CUDA_VISIBLE_DEVICES=1 FK_LEVELS=[2] ...), adding their walls: each
+# chunk runs serially on one GPU, under the same two-process host load as the 2-GPU pass.
 set -uo pipefail
 lanes=${1:?usage: device-scaling.sh 1|2 [extra hydra overrides]}
 shift
