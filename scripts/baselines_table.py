@@ -85,7 +85,8 @@ WEAK_REASONS = {
                  "slow-decay heads, where a bf16 ulp is 0.25), so the fp32 torch_chunk path served; the "
                  "manifest's bf16 atol is 6e-1 since, not yet re-measured",
     "selective_scan": "no production kernel is installable here (mamba_ssm's CUDA selective_scan needs an nvcc "
-                      "build): the sequential PyTorch scan of transformers' slow path serves",
+                      "build): the sequential PyTorch scan of transformers' slow path serves (mambapy's parallel scan, "
+                      "transformers' use_mambapy path, listed since, not yet timed)",
     "gla_chunk": "FLA's chunked GLA runs several Triton kernels that re-read the chunked inputs; the limit counts "
                  "one pass and the chunk FLOPs only (not profiled)",
     "gated_delta_rule_decode": "one decode token: reading the 32x128x128 fp32 state is 1 µs of traffic, under a "

@@ -3,6 +3,7 @@
 # the project on PYTHONPATH. Pack them here first (2026-11-29: 7 MB once ray and FLA are set aside):
 #   bash ../shared/device/pack-wheels.sh .whl pydantic==2.14.4 pydantic-core annotated-types typing-inspection
 #   python3 -m pip download -q --no-deps --only-binary=:all: -d .whl typing_extensions
+#   python3 -m pip download -q --no-deps -d .whl mambapy==1.2.0   (selective_scan's parallel-scan baseline)
 #   mkdir -p /tmp/whl-extra && mv .whl/ray-* .whl/fla_core* .whl/flash_linear* .whl/jsonschema* .whl/referencing* \
 #     .whl/rpds* /tmp/whl-extra/
 # then call the device tool with carry [".whl"] and a command starting `source scripts/device-env.sh`.

@@ -29,6 +29,8 @@ compile() {  # compile <line> <python> <extras...> -- <extra uv args...>
   shift || true
   local links=()
   [[ -n "${PIP_FIND_LINKS:-}" ]] && for dir in $PIP_FIND_LINKS; do links+=(--find-links "$dir"); done
+  # Seeded with the current lock: uv keeps its pins and only resolves what changed (`--upgrade` in "$@" to refresh).
+  [[ -f "requirements/$name.lock" ]] && cp "requirements/$name.lock" "requirements/$name.lock.tmp"
   "$uv" pip compile pyproject.toml "requirements/$name.in" "${args[@]}" "$@" "${links[@]}" \
     --python-version "$python" --python-platform x86_64-manylinux_2_28 --generate-hashes --no-emit-find-links \
     --custom-compile-command "scripts/lock.sh $name" -o "requirements/$name.lock.tmp" -q
