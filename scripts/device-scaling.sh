@@ -7,15 +7,27 @@
 # What one call holds (H200 x2, 2026-11-30, docs/scaling.md): level1+level2 on 2 GPUs with fresh caches does not
 # finish in 470 s (61 of 75 tasks); with every cache warm the 2-GPU pass is ~260-330 s and a 1-GPU pass ~600 s, more
 # than one call. So: warm the caches with FK_CACHE=/tmp/fk-cache in back-to-back calls (the machine keeps /tmp while
-# warm, 30 s), then time the 2-GPU pass, then the 1-GPU pass as two chunks on the two GPUs at once
-# (CUDA_VISIBLE_DEVICES=0 FK_LEVELS=[1] ... & CUDA_VISIBLE_DEVICES=1 FK_LEVELS=[2] ...), adding their walls: each
-# chunk runs serially on one GPU, under the same two-process host load as the 2-GPU pass.
+# warm, 30 s), then time the 2-GPU pass, then the 1-GPU pass as two halves on the two GPUs at once (`halves`
+# below), adding their walls: each half runs serially on one GPU, under the same two-process host load as the
+# 2-GPU pass.
+#   bash scripts/device-scaling.sh halves   runs that 1-GPU pass: level 1 serially on GPU 0 and level 2 serially on
+#                                            GPU 1 at once, and prints the sum of their walls.
 set -uo pipefail
-lanes=${1:?usage: device-scaling.sh 1|2 [extra hydra overrides]}
+lanes=${1:?usage: device-scaling.sh 1|2|halves [extra hydra overrides]}
 shift
 source scripts/device-env.sh || exit 1
 out=${OUT:-/tmp/fk-out}
 mkdir -p "$out"
+if [ "$lanes" = halves ]; then
+  base=${FK_NAME:-gpus1}
+  CUDA_VISIBLE_DEVICES=0 FK_LEVELS=[1] FK_NAME=${base}_l1 bash "$0" 1 "$@" > "$out/${base}_l1.txt" 2>&1 &
+  CUDA_VISIBLE_DEVICES=1 FK_LEVELS=[2] FK_NAME=${base}_l2 bash "$0" 1 "$@" > "$out/${base}_l2.txt" 2>&1 &
+  wait
+  cat "$out/${base}_l1.txt" "$out/${base}_l2.txt"
+  walls=$(grep -ho "gpus=1 wall [0-9]* s" "$out/${base}_l1.txt" "$out/${base}_l2.txt" | awk '{s += $3} END {print s}')
+  echo "$base: 1 GPU, level 1 then level 2 serially: $walls s (the sum of the two halves' walls)"
+  exit 0
+fi
 # FK_CACHE=DIR: Inductor and Triton caches shared by the runs that name it (warm runs on equal footing); default
 # fresh per lane count.
 cache=${FK_CACHE:-/tmp/fk-cache-$lanes-$$}
