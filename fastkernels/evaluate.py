@@ -158,7 +158,15 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
     if clocks_before is not None and clocks_after is not None:
         fields["throttled"] = throttled(clocks_before, clocks_after)
         fields["sm_mhz"] = (clocks_before.sm_mhz, clocks_after.sm_mhz)
+    notes = []
+    rejected = [name for name, value in alternatives.items() if isinstance(value, str) and value.startswith("rejected")]
+    if rejected and ctx.row_base.get("baseline") == "production":
+        # A production kernel that failed its check leaves a slower one as the baseline: a speedup then is not a win
+        # over production (2026-11-30: FLA rejected on three tasks, fp32 fallbacks 20-60x slower served).
+        notes.append(f"production implementation(s) {', '.join(rejected)} failed the correctness check, so {chosen}"
+                     " is the baseline")
     if candidate is None:
+        fields["review"] = "; ".join(notes)
         roofline = roofline_fields(manifest, case, ctx.profile, sets[0], output, state, base.median_ms, None)
         reason = plan.candidate.reason if isinstance(plan.candidate, Unusable) else ""
         return ResultRow(**ctx.row_base, **fields, **roofline, status=Status.NOT_ATTEMPTED, reason=reason)
@@ -166,10 +174,10 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
     roofline = roofline_fields(manifest, case, ctx.profile, sets[0], output, state, base.median_ms, cand.median_ms)
     speedup = paired_speedup(samples["baseline"], samples["candidate"])
     if speedup > harness.review_speedup and ctx.row_base.get("baseline") == "production":
-        fields["review"] = f"speedup {speedup:.1f}x over the production baseline exceeds {harness.review_speedup:g}x"
+        notes.append(f"speedup {speedup:.1f}x over the production baseline exceeds {harness.review_speedup:g}x")
     if roofline.get("implausible"):
-        fields["review"] = (fields.get("review", "") + "; " if fields.get("review") else "") + (
-            "faster than the physical floor (bytes / peak bandwidth, FLOPs / peak rate)")
+        notes.append("faster than the physical floor (bytes / peak bandwidth, FLOPs / peak rate)")
+    fields["review"] = "; ".join(notes)
     return ResultRow(
         **ctx.row_base, **fields, **roofline, status=Status.PASSED, candidate_ms=cand.median_ms,
         candidate_spread=cand.spread, speedup=speedup,

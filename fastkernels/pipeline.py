@@ -107,5 +107,10 @@ def run(config: RunConfig, run_dir: Path, tasks_root: Path = TASKS_DIR) -> tuple
     write_json(run_dir / "env.json", environment)
     report = kernel_level(rows)
     write_json(run_dir / "macroeval.json", {"kernel_level": report.model_dump(mode="json"), "end_to_end": None})
+    flagged = [row for row in rows if row.review]
+    if flagged:
+        first = flagged[0]
+        log.warning("%d of %d rows carry a review note (results.jsonl `review`), e.g. %s/%s: %s",
+                    len(flagged), len(rows), first.task, first.case, first.review)
     log.info("results in %s\n%s", run_dir, format_table(report))
     return rows, report

@@ -1,0 +1,53 @@
+"""A production implementation that fails its correctness check is not a baseline: the next correct one serves, the
+row names the rejected one under `baseline_alternatives`, and its `review` says the baseline is weaker than
+production's (on the H200, FLA's kernels were rejected on three tasks and fp32 fallbacks 20-60x slower served)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from fastkernels.records import Status
+from fastkernels.registry import Registry
+from fastkernels.runner import run_task
+from scoring import cpu_job
+
+TASKS = Path(__file__).resolve().parents[1] / "tasks"
+
+BROKEN = '''
+from pathlib import Path
+
+from fastkernels.implementations import import_file
+
+_native = import_file(Path(__file__).with_name("torch_native.py"), namespace="tasks.silu_and_mul")
+
+
+class SiluAndMul(_native.SiluAndMul):
+    def forward(self, x):
+        return super().forward(x) * 1.1  # 10% off
+'''
+
+
+def test_a_rejected_production_implementation_is_named_and_flagged_for_review(tmp_path):
+    task_dir = tmp_path / "tasks" / "L1" / "silu_and_mul"
+    shutil.copytree(TASKS / "L1" / "silu_and_mul", task_dir)
+    (task_dir / "broken.py").write_text(BROKEN)
+    manifest_path = task_dir / "task.yaml"
+    manifest_path.write_text(manifest_path.read_text().replace(
+        "  production:\n",
+        '  production:\n    - {name: broken, source: "broken.py:SiluAndMul", provenance: "a test double, 10% off"}\n', 1))
+    job, _ = cpu_job(None, tmp_path, "silu_and_mul")
+    job = job.model_copy(update={"tasks_root": str(tmp_path / "tasks")})
+    rows = run_task(job, Registry(tmp_path / "tasks").get("silu_and_mul"), tmp_path, lambda row: None)
+    assert rows and all(row.status is Status.PASSED for row in rows), [row.reason for row in rows]
+    for row in rows:
+        assert row.baseline_impl == "torch_native"
+        assert row.baseline_alternatives["broken"].startswith("rejected: broken, round 0")
+        assert row.review == ("production implementation(s) broken failed the correctness check, so torch_native is"
+                              " the baseline")
+
+
+def test_rows_of_a_healthy_task_carry_no_review_note(tmp_path):
+    job, manifest = cpu_job(None, tmp_path, "silu_and_mul")
+    rows = run_task(job, manifest, tmp_path, lambda row: None)
+    assert rows and all(row.status is Status.PASSED and row.review == "" for row in rows)
