@@ -202,7 +202,9 @@ def merge_runs(paths: list[Path], allow_mixed: bool = False) -> dict[str, Any]:
                               "config": config, "tasks": level.tasks, "attempted": level.attempted,
                               "correct": level.correct, "geomean_speedup": level.geomean_speedup,
                               "fast_1": level.fast_1, "fast_2": level.fast_2, "fast_1_ci95": level.fast_1_ci95,
-                              "fast_2_ci95": level.fast_2_ci95, "runs": entry["runs"]})
+                              "fast_2_ci95": level.fast_2_ci95, "runs": entry["runs"],
+                              # rows a reader should check before trusting a win (results.jsonl `review`)
+                              "review": sum(1 for r in entry["rows"] if r.level == level.level and r.review)})
         # resolved wins first (a noop's noise scores fast_1 but not fast_1_ci95), then KernelBench's fast_1
         table.sort(key=lambda r: (r["level"], -r["fast_1_ci95"], -r["fast_1"], -(r["geomean_speedup"] or 0.0),
                                   -r["correct"], r["agent"]))
@@ -240,14 +242,14 @@ def leaderboard_markdown(merged: dict[str, Any]) -> str:
         if data["mixed"]:
             out += ["**Mixed environments (merged with --allow-mixed):**", *[f"- {line}" for line in data["mixed"]], ""]
         out += ["| level | rank | agent | baseline | mode | config | tasks | attempted | correct | geomean speedup |"
-                " fast_1 | fast_2 | fast_1 (95%) | runs |",
-                "| --- | ---: | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+                " fast_1 | fast_2 | fast_1 (95%) | review | runs |",
+                "| --- | ---: | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
         for row in data["leaderboard"]:
             speed = f"{row['geomean_speedup']:.3f}x" if row["geomean_speedup"] is not None else "—"
             out.append(f"| L{row['level']} | {row['rank']} | {row['agent']} | {row['baseline']} | {row['mode']} |"
                        f" {_config_text(row['config'])} | {row['tasks']} | {row['attempted']} | {row['correct']} |"
                        f" {speed} | {row['fast_1']:.1%} | {row['fast_2']:.1%} | {row['fast_1_ci95']:.1%} |"
-                       f" {', '.join(row['runs'])} |")
+                       f" {row['review']} | {', '.join(row['runs'])} |")
         out.append("")
     return "\n".join(out).rstrip() + "\n"
 

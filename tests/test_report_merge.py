@@ -39,10 +39,13 @@ def row(task: str, case: str, agent: str, speedup: float | None, hardware: str =
 
 
 def make_run(path: Path, agent: str, speedups: dict[tuple[str, str], float | None], profile: str = "h200",
-             environment: dict | None = None, seed: int = 0, tasks: str = "level1") -> Path:
+             environment: dict | None = None, seed: int = 0, tasks: str = "level1",
+             reviews: dict[tuple[str, str], str] | None = None) -> Path:
     """A run directory as the pipeline leaves it: results.jsonl, env.json and .hydra/config.yaml."""
     (path / ".hydra").mkdir(parents=True)
-    rows = [row(task, case, agent, speed, profile) for (task, case), speed in speedups.items()]
+    rows = [row(task, case, agent, speed, profile, **({"review": reviews[task, case]} if (task, case) in (reviews or {})
+                                                        else {}))
+            for (task, case), speed in speedups.items()]
     (path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     env = copy.deepcopy(environment or ENVIRONMENT)
     env["profile"] = profile
@@ -136,3 +139,13 @@ def test_run_directories_alone_still_print_per_row_tables_and_merge_on_request(t
 def test_an_empty_directory_is_a_one_line_error(tmp_path, capsys):
     assert main([str(tmp_path)]) == 2
     assert "no run directories" in capsys.readouterr().err
+
+
+def test_the_leaderboard_counts_the_rows_flagged_for_review(tmp_path):
+    """A win over a fallback (production's kernel failed its check) or over 10x is counted beside the entry."""
+    make_run(tmp_path / "0_reference", "reference", L1_REFERENCE,
+             reviews={("silu_and_mul", "prefill"): "production implementation(s) liger failed the correctness check"})
+    assert main([str(tmp_path)]) == 0
+    table = json.loads((tmp_path / "leaderboard.json").read_text())["profiles"]["h200"]["leaderboard"]
+    assert [(r["level"], r["review"]) for r in table] == [(1, 1)]
+    assert "| fast_1 (95%) | review | runs |" in (tmp_path / "leaderboard.md").read_text()
