@@ -118,8 +118,9 @@ class _Forked:
 @contextlib.contextmanager
 def _main_hidden() -> Iterator[None]:
     """Start a child without the parent's `__main__`: multiprocessing re-runs the parent's main script in every child
-    (as `__mp_main__`), and under Ray that is Ray's worker script, which imports Ray: 0.5-0.9 s a task on the H200
-    (2026-11-30). The worker needs only fastkernels.launch, which the server has preloaded."""
+    (as `__mp_main__`), and under Ray that is Ray's worker script, which imports Ray (the likely cause of Ray tasks'
+    workers logging their first line 0.5-0.9 s late on the H200, 2026-11-30). The worker needs only
+    fastkernels.launch, which the server has preloaded."""
     with _main_lock:
         main = sys.modules["__main__"]
         sys.modules["__main__"] = types.ModuleType("__main__")  # no __file__, no __spec__: nothing to re-run
