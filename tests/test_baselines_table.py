@@ -17,21 +17,25 @@ def _run_dir(root: Path, rows: list[dict]) -> Path:
     return root
 
 
-def _row(case: str, impl: str, baseline_ms: float, eager_ms: float | None = None) -> dict:
+def _row(case: str, impl: str, baseline_ms: float, eager_ms: float | None = None,
+         graph_ms: float | None = None) -> dict:
     alternatives = {"eager": eager_ms} if eager_ms is not None else {}
     # 4.1538 MB at 4153.8 GB/s is a 1 µs limit
     return {"task": "t", "case": case, "level": 1, "status": "PASSED", "baseline_ms": baseline_ms,
-            "baseline_impl": impl, "baseline_alternatives": alternatives, "bytes": 4_153_800 * 40, "flops": 0}
+            "baseline_impl": impl, "baseline_alternatives": alternatives, "bytes": 4_153_800 * 40, "flops": 0,
+            "baseline_graph_ms": graph_ms}
 
 
-def test_newest_run_gives_the_production_row_and_an_older_run_the_eager_time(tmp_path):
-    newest = _run_dir(tmp_path / "new", [_row("c0", "torch_compile", 0.050), _row("c1", "torch_compile", 0.080)])
+def test_newest_run_gives_the_production_row_an_older_run_the_eager_time_and_graph_times_their_own_column(tmp_path):
+    newest = _run_dir(tmp_path / "new", [_row("c0", "torch_compile", 0.050),
+                                         _row("c1", "torch_compile", 0.080, graph_ms=0.040)])
     older = _run_dir(tmp_path / "old", [_row("c0", "torch_native", 0.100, eager_ms=0.400), _row("c2", "native", 0.040)])
     out = subprocess.run([sys.executable, str(SCRIPT), "--copy-gbs", "4153.8", "--gemm-tflops", "771.6",
                           str(newest), str(older)], capture_output=True, text=True, check=True).stdout
     lines = {line.split(" | ")[1]: line for line in out.splitlines() if line.startswith("| t |")}
-    assert lines["c0"] == "| t | c0 | torch_compile | 50.0 | 400.0 | 40.0 | 80% |  |"
-    assert lines["c1"].startswith("| t | c1 | torch_compile | 80.0 | - | 40.0 | 50% |")
-    assert lines["c2"].startswith("| t | c2 | native | 40.0 | - | 40.0 | 100% |")
+    assert lines["c0"] == "| t | c0 | torch_compile | 50.0 | 400.0 | 40.0 | 80% | - | - |  |"
+    assert lines["c1"].startswith("| t | c1 | torch_compile | 80.0 | - | 40.0 | 50% | 40.0 | 100% |")
+    assert lines["c2"].startswith("| t | c2 | native | 40.0 | - | 40.0 | 100% | - | - |")
     assert "3 cases of 1 tasks; median fraction of the limit 80%; 0 weak (< 50%)" in out
     assert "eager module / production baseline time: median 8.0x over 1 cases" in out
+    assert "CUDA-graph replay: median fraction of the limit 100% over the 1 cases timed that way" in out
