@@ -10,9 +10,16 @@
 # Installed once per machine (a stamp names the wheel set) and under a lock: two runs sourcing this at once (one per
 # GPU) made pip delete each other's files (2026-11-30).
 stamp=/tmp/site/.fk-wheels-$(ls .whl | md5sum | cut -c1-12)
+_fk_install_wheels() {
+  [ -e "$stamp" ] || { python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    --target /tmp/site .whl/*.whl && mkdir -p /tmp/site && touch "$stamp"; }
+}
 if [ ! -e "$stamp" ]; then
-  ( flock 9 && { [ -e "$stamp" ] || { python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
-      --upgrade --target /tmp/site .whl/*.whl && touch "$stamp"; }; } ) 9>/tmp/fk-site.lock || return 1
+  if command -v flock >/dev/null; then
+    ( flock 9 && _fk_install_wheels ) 9>/tmp/fk-site.lock || return 1
+  else
+    _fk_install_wheels || return 1
+  fi
 fi
 export PYTHONPATH=/tmp/site:$PWD
 export PYTHONUNBUFFERED=1
