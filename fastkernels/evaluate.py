@@ -165,6 +165,10 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
         # over production (2026-11-30: FLA rejected on three tasks, fp32 fallbacks 20-60x slower served).
         notes.append(f"production implementation(s) {', '.join(rejected)} failed the correctness check, so {chosen}"
                      " is the baseline")
+    missing = [name for name, why in plan.unavailable.items() if why.endswith("is not installed")]
+    if missing and ctx.row_base.get("baseline") == "production":  # e.g. a GPU run without the production extras
+        notes.append(f"production implementation(s) {', '.join(missing)} not installed here (pip install -e"
+                     f" '.[production]'), so {chosen} is the baseline")
     if candidate is None:
         fields["review"] = "; ".join(notes)
         roofline = roofline_fields(manifest, case, ctx.profile, sets[0], output, state, base.median_ms, None)

@@ -1,6 +1,7 @@
-"""A production implementation that fails its correctness check is not a baseline: the next correct one serves, the
-row names the rejected one under `baseline_alternatives`, and its `review` says the baseline is weaker than
-production's (on the H200, FLA's kernels were rejected on three tasks and fp32 fallbacks 20-60x slower served)."""
+"""A production implementation that fails its correctness check, or whose library is not installed, is not a baseline:
+the next one serves, the row names the missing one under `baseline_alternatives`, and its `review` says the baseline
+is weaker than production's (on the H200, FLA's kernels were rejected on three tasks and fp32 fallbacks 20-60x slower
+served)."""
 
 from __future__ import annotations
 
@@ -28,23 +29,37 @@ class SiluAndMul(_native.SiluAndMul):
 '''
 
 
-def test_a_rejected_production_implementation_is_named_and_flagged_for_review(tmp_path):
+def _score_with_first_production(tmp_path: Path, entry: str) -> list:
+    """silu_and_mul's CPU cases with `entry` listed first among its production implementations."""
     task_dir = tmp_path / "tasks" / "L1" / "silu_and_mul"
     shutil.copytree(TASKS / "L1" / "silu_and_mul", task_dir)
     (task_dir / "broken.py").write_text(BROKEN)
     manifest_path = task_dir / "task.yaml"
-    manifest_path.write_text(manifest_path.read_text().replace(
-        "  production:\n",
-        '  production:\n    - {name: broken, source: "broken.py:SiluAndMul", provenance: "a test double, 10% off"}\n', 1))
+    manifest_path.write_text(manifest_path.read_text().replace("  production:\n", f"  production:\n    - {entry}\n", 1))
     job, _ = cpu_job(None, tmp_path, "silu_and_mul")
     job = job.model_copy(update={"tasks_root": str(tmp_path / "tasks")})
-    rows = run_task(job, Registry(tmp_path / "tasks").get("silu_and_mul"), tmp_path, lambda row: None)
+    return run_task(job, Registry(tmp_path / "tasks").get("silu_and_mul"), tmp_path, lambda row: None)
+
+
+def test_a_rejected_production_implementation_is_named_and_flagged_for_review(tmp_path):
+    rows = _score_with_first_production(
+        tmp_path, '{name: broken, source: "broken.py:SiluAndMul", provenance: "a test double, 10% off"}')
     assert rows and all(row.status is Status.PASSED for row in rows), [row.reason for row in rows]
     for row in rows:
         assert row.baseline_impl == "torch_native"
         assert row.baseline_alternatives["broken"].startswith("rejected: broken, round 0")
         assert row.review == ("production implementation(s) broken failed the correctness check, so torch_native is"
                               " the baseline")
+
+
+def test_a_production_implementation_whose_library_is_missing_is_flagged_for_review(tmp_path):
+    rows = _score_with_first_production(tmp_path, '{name: fast_lib, source: "broken.py:SiluAndMul", requires:'
+                                                  ' [no_such_kernel_library], provenance: "a library not installed"}')
+    assert rows and all(row.status is Status.PASSED for row in rows)
+    for row in rows:
+        assert row.baseline_alternatives["fast_lib"] == "unavailable: no_such_kernel_library is not installed"
+        assert row.review == ("production implementation(s) fast_lib not installed here (pip install -e"
+                              " '.[production]'), so torch_native is the baseline")
 
 
 def test_rows_of_a_healthy_task_carry_no_review_note(tmp_path):
