@@ -19,12 +19,7 @@ _eager = import_file(Path(__file__).with_name("selective_scan.py"), namespace="t
 
 class SelectiveScan(_eager.SelectiveScan):
     def forward(self, u, delta, A, B, C, D=None, z=None, delta_bias=None):
-        dt = delta.float()
-        if delta_bias is not None:
-            dt = dt + delta_bias.float()[:, None]
-        if self.delta_softplus:
-            dt = F.softplus(dt)
-        u32 = u.float()
+        dt, u32 = self.time_steps(delta, delta_bias, torch.float32), u.float()
         seqlen = u.shape[-1]
         padded = 1 << max(seqlen - 1, 0).bit_length()
         # [batch, dim, seqlen, dstate], as transformers builds discrete_A and deltaB_u
@@ -34,8 +29,4 @@ class SelectiveScan(_eager.SelectiveScan):
             decay, inject = (F.pad(t, (0, 0, 0, padded - seqlen)) for t in (decay, inject))
         states = pscan(decay.transpose(1, 2), inject.transpose(1, 2))[:, :seqlen]  # [batch, seqlen, dim, dstate]
         y = (states @ C.float().transpose(1, 2).unsqueeze(-1)).squeeze(3).transpose(1, 2)
-        if D is not None:
-            y = y + u32 * D.float()[:, None]
-        if z is not None:
-            y = y * F.silu(z.float())
-        return y.to(u.dtype), states[:, -1].clone()
+        return self.skip_and_gate(y, u, D, z).to(u.dtype), states[:, -1].clone()

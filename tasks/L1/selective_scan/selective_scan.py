@@ -30,11 +30,7 @@ class SelectiveScan(nn.Module):
         delta_bias: torch.Tensor | None = None,  # [dim]
     ) -> tuple[torch.Tensor, torch.Tensor]:
         compute = torch.promote_types(u.dtype, torch.float32)
-        u32, dt = u.to(compute), delta.to(compute)
-        if delta_bias is not None:
-            dt = dt + delta_bias.to(compute)[:, None]
-        if self.delta_softplus:
-            dt = F.softplus(dt)
+        u32, dt = u.to(compute), self.time_steps(delta, delta_bias, compute)
         A32, B32, C32 = A.to(compute), B.to(compute), C.to(compute)
         batch, dim, seqlen = u.shape
         h = torch.zeros(batch, dim, A.shape[1], dtype=compute, device=u.device)
@@ -42,8 +38,20 @@ class SelectiveScan(nn.Module):
         for t in range(seqlen):
             h = torch.exp(dt[:, :, t, None] * A32) * h + (dt[:, :, t] * u32[:, :, t])[..., None] * B32[:, None, :, t]
             y[:, :, t] = (h * C32[:, None, :, t]).sum(-1)
+        return self.skip_and_gate(y, u, D, z).to(u.dtype), h
+
+    def time_steps(self, delta: torch.Tensor, delta_bias: torch.Tensor | None, compute: torch.dtype) -> torch.Tensor:
+        """dt = softplus(delta + delta_bias) in `compute`: the discretisation step every implementation starts from."""
+        dt = delta.to(compute)
+        if delta_bias is not None:
+            dt = dt + delta_bias.to(compute)[:, None]
+        return F.softplus(dt) if self.delta_softplus else dt
+
+    @staticmethod
+    def skip_and_gate(y: torch.Tensor, u: torch.Tensor, D: torch.Tensor | None, z: torch.Tensor | None) -> torch.Tensor:
+        """y + D u, times silu(z), in y's dtype: what every implementation does after the scan."""
         if D is not None:
-            y = y + u32 * D.to(compute)[:, None]
+            y = y + u.to(y.dtype) * D.to(y.dtype)[:, None]
         if z is not None:
-            y = y * F.silu(z.to(compute))
-        return y.to(u.dtype), h
+            y = y * F.silu(z.to(y.dtype))
+        return y

@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import torch
-import torch.nn.functional as F
 
 from fastkernels.implementations import import_file
 
@@ -17,12 +16,7 @@ _eager = import_file(Path(__file__).with_name("selective_scan.py"), namespace="t
 
 class SelectiveScan(_eager.SelectiveScan):
     def forward(self, u, delta, A, B, C, D=None, z=None, delta_bias=None):
-        dt = delta.float()
-        if delta_bias is not None:
-            dt = dt + delta_bias.float()[:, None]
-        if self.delta_softplus:
-            dt = F.softplus(dt)
-        u32 = u.float()
+        dt, u32 = self.time_steps(delta, delta_bias, torch.float32), u.float()
         # Time-major [seqlen, batch, dim, dstate], so every step reads and writes one contiguous slab.
         dt_t = dt.permute(2, 0, 1).unsqueeze(-1)
         decay = torch.exp(dt_t * A.float())
@@ -32,8 +26,4 @@ class SelectiveScan(_eager.SelectiveScan):
         for t in range(u.shape[-1]):
             h = torch.addcmul(inject[t], decay[t], h, out=states[t])
         y = torch.einsum("lbdn,bnl->bdl", states, C.float())
-        if D is not None:
-            y = y + u32 * D.float()[:, None]
-        if z is not None:
-            y = y * F.silu(z.float())
-        return y.to(u.dtype), h.clone()
+        return self.skip_and_gate(y, u, D, z).to(u.dtype), h.clone()
