@@ -66,7 +66,8 @@ def run_job(job: WorkerJob) -> None:
     manifest = registry.get(job.task)
     # The judge process holds every reference output; started before any candidate code is imported, and before
     # this process touches the GPU (so it can be forked).
-    judge = JudgeClient(JudgeSpec(job.tasks_root, job.task, job.device, job.harness.seed, job.harness.correctness_rounds))
+    judge = JudgeClient(JudgeSpec(job.tasks_root, job.task, job.device, job.harness.seed,
+                                  job.harness.correctness_rounds))
     try:
         device_name = torch.cuda.get_device_name() if job.device == "cuda" else "cpu"
         candidate_dir = Path(job.candidate_dir) if job.candidate_dir is not None else None

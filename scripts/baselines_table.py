@@ -131,7 +131,8 @@ def main() -> int:
     fractions, limits, eager_ratios, graph_fractions = [], [], [], []
     served: dict[str, int] = {}
     for (task, case), row in sorted(seen.items()):
-        limit_s = max((row.get("bytes") or 0) / (args.copy_gbs * 1e9), (row.get("flops") or 0) / (args.gemm_tflops * 1e12))
+        limit_s = max((row.get("bytes") or 0) / (args.copy_gbs * 1e9),
+                      (row.get("flops") or 0) / (args.gemm_tflops * 1e12))
         fraction = limit_s / (row["baseline_ms"] / 1e3)
         fractions.append(fraction)
         limits.append(limit_s)

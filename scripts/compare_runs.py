@@ -46,7 +46,8 @@ def main(argv: list[str] | None = None) -> int:
             disjoint.append(key)
     if ratios:
         worst = max(ratios)
-        print(f"speedups of {len(ratios)} timed cases: median |s_a/s_b - 1| = {statistics.median(r for r, _ in ratios):.4f},"
+        median = statistics.median(r for r, _ in ratios)
+        print(f"speedups of {len(ratios)} timed cases: median |s_a/s_b - 1| = {median:.4f},"
               f" max {worst[0]:.4f} ({worst[1][0]}/{worst[1][1]}); {len(disjoint)} with disjoint 95% intervals")
     return 1 if status_differs else 0
 

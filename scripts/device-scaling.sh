@@ -41,5 +41,6 @@ timeout "${FK_RUN_TIMEOUT:-570}" python3 -m fastkernels hardware=h200 tasks=all 
   "${chunk[@]}" agent=noop harness.cuda_graphs=false harness.max_timing_s=1 harness.max_iterations=100 "${scale[@]}" \
   hydra.run.dir="$out/${FK_NAME:-gpus$lanes}" "$@" 2>&1 | grep -v " PASSED" | tail -5
 name=${FK_NAME:-gpus$lanes}
-echo "$name: gpus=$lanes wall $(( $(date +%s) - start )) s ($(ls "$out/$name"/workers/*.rows.jsonl 2>/dev/null | wc -l) tasks with rows)"
+done_tasks=$(ls "$out/$name"/workers/*.rows.jsonl 2>/dev/null | wc -l)
+echo "$name: gpus=$lanes wall $(( $(date +%s) - start )) s ($done_tasks tasks with rows)"
 tar czf "$out/$name.tgz" -C "$out" "$name" && rm -rf "${out:?}/$name"

@@ -70,9 +70,9 @@ def worker_seconds(runs: list[Path]) -> dict:
     per_task: dict[str, tuple[float, int]] = {}
     for run in runs:
         for log in sorted((run / "workers").glob("*.log")):
-            stamps = [float(line[1:9]) for line in log.read_text(errors="replace").splitlines()
-                      if line.startswith("[") and line[9:11] == " s"]
-            cases = sum(1 for line in log.read_text(errors="replace").splitlines() if "] case " in line)
+            lines = log.read_text(errors="replace").splitlines()
+            stamps = [float(line[1:9]) for line in lines if line.startswith("[") and line[9:11] == " s"]
+            cases = sum(1 for line in lines if "] case " in line)
             if stamps and cases:
                 per_task.setdefault(log.stem, (stamps[-1], cases))
     total = sum(seconds for seconds, _ in per_task.values())
