@@ -88,7 +88,7 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
         for r in range(harness.correctness_rounds):
             gen = generator(ctx.device, stream_seed(harness.seed, manifest.name, case.name, "round", r))
             rounds.append(make_inputs(manifest, case, ctx.device, gen))
-        baselines, baseline_errors, alternatives = {}, {}, {}
+        baselines, baseline_errors, alternatives, rejected = {}, {}, {}, []
         alternatives.update({name: f"unavailable: {why}" for name, why in plan.unavailable.items()})
         for impl in plan.baselines:
             try:
@@ -98,6 +98,7 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
                 baselines[impl.name] = module
             except CaseFailure as failure:
                 alternatives[impl.name] = f"rejected: {failure.reason}"
+                rejected.append(impl.name)
         if not baselines:
             reasons = "; ".join(f"{k}: {v}" for k, v in alternatives.items())
             raise CaseFailure(Status.BASELINE_ERROR, f"no baseline implementation is correct ({reasons})")
@@ -158,17 +159,8 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
     if clocks_before is not None and clocks_after is not None:
         fields["throttled"] = throttled(clocks_before, clocks_after)
         fields["sm_mhz"] = (clocks_before.sm_mhz, clocks_after.sm_mhz)
-    notes = []
-    rejected = [name for name, value in alternatives.items() if isinstance(value, str) and value.startswith("rejected")]
-    if rejected and ctx.row_base.get("baseline") == "production":
-        # A production kernel that failed its check leaves a slower one as the baseline: a speedup then is not a win
-        # over production (2026-11-30: FLA rejected on three tasks, fp32 fallbacks 20-60x slower served).
-        notes.append(f"production implementation(s) {', '.join(rejected)} failed the correctness check, so {chosen}"
-                     " is the baseline")
-    missing = [name for name, why in plan.unavailable.items() if why.endswith("is not installed")]
-    if missing and ctx.row_base.get("baseline") == "production":  # e.g. a GPU run without the production extras
-        notes.append(f"production implementation(s) {', '.join(missing)} not installed here (pip install -e"
-                     f" '.[production]'), so {chosen} is the baseline")
+    production = ctx.row_base.get("baseline") == "production"
+    notes = _weaker_baseline_notes(plan, rejected, ctx.device, chosen) if production else []
     if candidate is None:
         fields["review"] = "; ".join(notes)
         roofline = roofline_fields(manifest, case, ctx.profile, sets[0], output, state, base.median_ms, None)
@@ -177,7 +169,7 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
     cand = summarize(samples["candidate"])
     roofline = roofline_fields(manifest, case, ctx.profile, sets[0], output, state, base.median_ms, cand.median_ms)
     speedup = paired_speedup(samples["baseline"], samples["candidate"])
-    if speedup > harness.review_speedup and ctx.row_base.get("baseline") == "production":
+    if speedup > harness.review_speedup and production:
         notes.append(f"speedup {speedup:.1f}x over the production baseline exceeds {harness.review_speedup:g}x")
     if roofline.get("implausible"):
         notes.append("faster than the physical floor (bytes / peak bandwidth, FLOPs / peak rate)")
@@ -222,6 +214,21 @@ def _asking(ask: Callable[..., Any]) -> Callable[..., Any]:
             raise CaseFailure(Status.BASELINE_ERROR, str(error)) from None
 
     return call
+
+
+def _weaker_baseline_notes(plan: TaskPlan, rejected: list[str], device: str, chosen: str) -> list[str]:
+    """Why the baseline that served is not production's own kernel, if it is not: a speedup over it is then no win
+    over production (2026-11-30 on the H200: FLA rejected on three tasks, fp32 fallbacks 20-60x slower served)."""
+    notes = []
+    if rejected:
+        notes.append(f"production implementation(s) {', '.join(rejected)} failed the correctness check, so {chosen}"
+                     " is the baseline")
+    # listed for this device yet unavailable: a library not installed (a GPU run without the production extras)
+    missing = [f"{impl.name} ({plan.unavailable[impl.name]})" for impl in plan.manifest.implementations.production
+               if impl.name in plan.unavailable and device in impl.devices]
+    if missing:
+        notes.append(f"production implementation(s) {', '.join(missing)} cannot run here, so {chosen} is the baseline")
+    return notes
 
 
 def _verify_integrity(ctx: CaseContext, when: str) -> None:
