@@ -23,7 +23,6 @@ import torch
 from fastkernels.build import build, reference_state
 from fastkernels.clock_policy import throttled
 from fastkernels.checks import CaseFailure, StreamEscape, TimedRecheck, check_precision, clone, run_rounds
-from fastkernels.compiled import compiled
 from fastkernels.config import HardwareProfile, HarnessConfig
 from fastkernels.graphs import graph_fields
 from fastkernels.inputs import generator, make_inputs, stream_seed
@@ -242,9 +241,7 @@ def _verify_integrity(ctx: CaseContext, when: str) -> None:
 def _instantiate(impl: Impl, ctx: CaseContext, state, status: Status, who: str) -> torch.nn.Module:
     case = ctx.plan.manifest.case(ctx.case_name)
     try:
-        # baseline=inductor: each instance compiles its own forward code (fastkernels.compiled says why)
-        cls = impl.cls if impl.compile_mode is None else compiled(impl.cls, impl.compile_mode)
-        return build(cls, case, impl.components, state, ctx.device, who)
+        return build(impl.cls, case, impl.components, state, ctx.device, who)
     except Exception as error:  # noqa: BLE001 - constructor failures belong to the implementation
         raise CaseFailure(status, f"{who} could not be built: {one_line(error)}") from None
 

@@ -31,7 +31,6 @@ sys.path.insert(0, str(ROOT))
 
 from fastkernels.build import build, reference_state  # noqa: E402
 from fastkernels.cache import cache_flush  # noqa: E402
-from fastkernels.compiled import compiled  # noqa: E402
 from fastkernels.config import BaselineConfig  # noqa: E402
 from fastkernels.inputs import generator, make_inputs, stream_seed  # noqa: E402
 from fastkernels.plan import plan_task  # noqa: E402
@@ -65,8 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     state = reference_state(manifest, case, plan.eager.cls, plan.eager.components, device, 0)
 
     def instance(who: str) -> torch.nn.Module:
-        cls = impl.cls if impl.compile_mode is None else compiled(impl.cls, impl.compile_mode)
-        return build(cls, case, impl.components, state, device, who)
+        return build(impl.cls, case, impl.components, state, device, who)
 
     sets = [make_inputs(manifest, case, device, generator(device, stream_seed(0, manifest.name, case.name, "timing", k)))
             for k in range(4)]
