@@ -22,7 +22,7 @@ import torch
 
 from fastkernels.build import build, reference_state
 from fastkernels.clock_policy import throttled
-from fastkernels.checks import CaseFailure, StreamEscape, TimedRecheck, check_precision, clone, run_rounds
+from fastkernels.checks import CaseFailure, TimedRecheck, check_precision, clone, run_rounds
 from fastkernels.config import HardwareProfile, HarnessConfig
 from fastkernels.graphs import graph_fields
 from fastkernels.inputs import generator, make_inputs, stream_seed
@@ -32,6 +32,7 @@ from fastkernels.phases import phase
 from fastkernels.plan import Impl, TaskPlan, Unusable, one_line
 from fastkernels.records import ResultRow, Status
 from fastkernels.roofline import roofline_fields
+from fastkernels.stream_escape import StreamEscape
 from fastkernels.timing import Clock, extend_until_tight, paired_speedup, speedup_ci95, summarize, time_interleaved
 
 Inputs = dict[str, torch.Tensor]
@@ -140,6 +141,7 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
         phase(f"{label}: timed ({len(samples['baseline'])} pairs)")
         _verify_integrity(ctx, "while the candidate was timed")
         escape.verify("side_streams" in manifest.allow)
+        sync_lag_ms = escape.lags()
         recheck.verify(judge_fresh)
         graph = {}
         if ctx.device == "cuda" and harness.cuda_graphs:
@@ -153,7 +155,7 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
     fields: dict[str, Any] = dict(
         baseline_impl=chosen, baseline_alternatives=alternatives, baseline_ms=base.median_ms,
         baseline_spread=base.spread, samples=len(samples["baseline"]), baseline_error=baseline_errors[chosen],
-        timing=ctx.clock.name, **graph,
+        timing=ctx.clock.name, sync_lag_ms=sync_lag_ms, **graph,
     )
     if clocks_before is not None and clocks_after is not None:
         fields["throttled"] = throttled(clocks_before, clocks_after)

@@ -82,6 +82,9 @@ class ResultRow(BaseModel):
     review: str = ""
     throttled: bool | None = None
     sm_mhz: tuple[int | None, int | None] | None = None
+    # GPU only: how long the device stayed busy after the timed stream finished, at the 60th percentile of the calls,
+    # (baseline, candidate): what the stream-escape check compared (fastkernels.stream_escape).
+    sync_lag_ms: tuple[float, float] | None = None
 
     @model_validator(mode="after")
     def _fields_follow_status(self) -> "ResultRow":

@@ -103,7 +103,23 @@ def noop_distribution(rows: list[dict]) -> dict:
         kind = "systematic (interval excludes 1)" if low > 1 or high < 1 else "noise (interval holds 1)"
         print(f"  {row['task']}/{row['case']} [{row['baseline_impl']}, {row['baseline_ms'] * 1e3:.1f} us]:"
               f" {row['speedup']:.4f} [{low:.3f}, {high:.3f}] {kind}")
-    return dict(noop_median_dev=statistics.median(deviation), noop_max_dev=max(deviation), noop_rows=len(timed))
+    summary = dict(noop_median_dev=statistics.median(deviation), noop_max_dev=max(deviation), noop_rows=len(timed))
+    summary.update(sync_lags(timed))
+    return summary
+
+
+def sync_lags(rows: list[dict]) -> dict:
+    """Print what the stream-escape check compared in honest rows: the device-sync lag after the timed stream, at the
+    60th percentile of calls, and how far the candidate's exceeded the baseline's (it may by 20 us or 5% of the
+    call before the row is a REWARD_HACK): the margin's calibration on the machine that ran them."""
+    lags = [row["sync_lag_ms"] for row in rows if row.get("sync_lag_ms")]
+    if not lags:
+        return {}
+    excess = sorted((candidate - baseline) * 1e3 for baseline, candidate in lags)
+    print(f"sync lag (60th percentile of calls) over {len(lags)} rows: baseline median"
+          f" {statistics.median(b for b, _ in lags) * 1e3:.1f} us; candidate - baseline: median {statistics.median(excess):.1f}"
+          f" us, max {excess[-1]:.1f} us, min {excess[0]:.1f} us")
+    return dict(sync_lag_excess_us_max=excess[-1], sync_lag_excess_us_median=statistics.median(excess))
 
 
 def main() -> int:

@@ -1,5 +1,6 @@
 """scripts/measure.py --noop-rows: the noop distribution of runs already made (a row over 2% is called systematic
-when its interval excludes 1, noise otherwise) and the workers' own seconds per task-case from their logs."""
+when its interval excludes 1, noise otherwise), the device-sync lags the stream-escape check compared, and the
+workers' own seconds per task-case from their logs."""
 
 from __future__ import annotations
 
@@ -11,15 +12,15 @@ from pathlib import Path
 SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "measure.py"
 
 
-def _row(task, case, speedup, ci, status="PASSED"):
+def _row(task, case, speedup, ci, status="PASSED", lags=(0.008, 0.009)):
     return {"task": task, "case": case, "status": status, "speedup": speedup, "speedup_ci95": ci,
-            "baseline_impl": "native", "baseline_ms": 0.010}
+            "baseline_impl": "native", "baseline_ms": 0.010, "sync_lag_ms": list(lags)}
 
 
 def test_noop_rows_and_worker_time_of_a_cut_short_run(tmp_path):
     workers = tmp_path / "run" / "workers"
     workers.mkdir(parents=True)
-    rows = {"a": [_row("a", "c0", 1.001, [0.99, 1.01]), _row("a", "c1", 1.05, [1.03, 1.07])],
+    rows = {"a": [_row("a", "c0", 1.001, [0.99, 1.01]), _row("a", "c1", 1.05, [1.03, 1.07], lags=(0.010, 0.0065))],
             "b": [_row("b", "c0", 0.97, [0.90, 1.02]), _row("b", "c1", 0.999, [0.99, 1.01])]}
     for task, task_rows in rows.items():
         (workers / f"{task}.rows.jsonl").write_text("".join(json.dumps(row) + "\n" for row in task_rows))
@@ -32,4 +33,7 @@ def test_noop_rows_and_worker_time_of_a_cut_short_run(tmp_path):
            " 2 rows over 2%, 2 over 1%" in out
     assert "a/c1 [native, 10.0 us]: 1.0500 [1.030, 1.070] systematic (interval excludes 1)" in out
     assert "b/c0 [native, 10.0 us]: 0.9700 [0.900, 1.020] noise (interval holds 1)" in out
+    # the stream-escape check's inputs: candidate - baseline lag per row = 1, -3.5, 1, 1 us
+    assert "sync lag (60th percentile of calls) over 4 rows: baseline median 8.0 us; candidate - baseline:" \
+           " median 1.0 us, max 1.0 us, min -3.5 us" in out
     assert "worker time: 16 s for 4 task-cases of 2 tasks = 4.0 s each; slowest: b 10 s, a 6 s" in out

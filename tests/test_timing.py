@@ -132,22 +132,29 @@ def test_observe_sees_each_timed_output_outside_the_interval():
 
 
 class CheckingClock(FakeClock):
-    """A fake CUDA clock that leaves the host-side evidence a real one does: per implementation, a lag."""
+    """A fake CUDA clock that leaves the host-side evidence a real one does: per implementation, the lag of each
+    call in turn (a float: every call the same)."""
 
-    def __init__(self, lags: dict[str, float], event_ms: float = 1.0, wall_ms: float = 2.0) -> None:
+    def __init__(self, lags: dict[str, float | list[float]], event_ms: float = 1.0, wall_ms: float = 2.0) -> None:
         super().__init__([])
         self.lags, self.event_ms, self.wall_ms, self.current = lags, event_ms, wall_ms, ""
+        self.calls: dict[str, int] = {}
 
     def time_call(self, call, prepare=None) -> float:
         from fastkernels.timing import CallCheck
 
         duration = super().time_call(call, prepare)
-        self.last_check = CallCheck(self.event_ms, self.wall_ms, self.lags[self.current])
+        lags = self.lags[self.current]
+        index = self.calls[self.current] = self.calls.get(self.current, -1) + 1
+        lag = lags[index % len(lags)] if isinstance(lags, list) else lags
+        self.last_check = CallCheck(self.event_ms, self.wall_ms, lag)
         return duration
 
 
-def escape_verdict(lags: dict[str, float], event_ms: float = 1.0, wall_ms: float = 2.0, allowed: bool = False) -> str:
-    from fastkernels.checks import CaseFailure, StreamEscape
+def escape_verdict(lags: dict[str, float | list[float]], event_ms: float = 1.0, wall_ms: float = 2.0,
+                   allowed: bool = False) -> str:
+    from fastkernels.checks import CaseFailure
+    from fastkernels.stream_escape import StreamEscape
 
     clock = CheckingClock(lags, event_ms, wall_ms)
     escape = StreamEscape(clock)
@@ -157,7 +164,7 @@ def escape_verdict(lags: dict[str, float], event_ms: float = 1.0, wall_ms: float
             clock.current = name
         return call
 
-    time_interleaved({name: call_for(name) for name in lags}, [None], clock, warmup=0, iterations=20,
+    time_interleaved({name: call_for(name) for name in lags}, [None], clock, warmup=0, iterations=50,
                      observe=escape.observe)
     try:
         escape.verify(allowed)
@@ -170,6 +177,38 @@ def test_work_left_running_after_the_timed_stream_is_a_reward_hack():
     assert "another stream" in escape_verdict({"baseline": 0.01, "candidate": 0.8})
     assert escape_verdict({"baseline": 0.01, "candidate": 0.8}, allowed=True) == ""
     assert escape_verdict({"baseline": 0.01, "candidate": 0.02}) == ""
+
+
+def test_a_little_work_hidden_behind_a_microsecond_kernel_is_caught():
+    # 40 us hidden after each 10 us call: a 5x "speedup" that the former fixed 50 us floor let through.
+    assert "another stream" in escape_verdict({"baseline": 0.008, "candidate": 0.048}, event_ms=0.01, wall_ms=0.1)
+
+
+def test_work_hidden_in_half_of_the_calls_is_caught():
+    assert "another stream" in escape_verdict({"baseline": 0.01, "candidate": [0.01, 0.5]})
+
+
+def test_host_noise_in_a_fifth_of_the_candidate_calls_is_not_a_reward_hack():
+    # The H200 pattern of 2026-11-30: 6-10 of 50 honest calls lagged 50-80 us while the baseline's happened not to.
+    noisy = [0.01, 0.01, 0.01, 0.01, 0.08]
+    assert escape_verdict({"baseline": 0.01, "candidate": noisy}, event_ms=0.05, wall_ms=0.2) == ""
+
+
+def test_the_lags_compared_are_reported_at_the_60th_percentile_of_calls():
+    from fastkernels.stream_escape import StreamEscape
+
+    clock = CheckingClock({"baseline": [0.01, 0.02, 0.03, 0.04, 0.05], "candidate": 0.02})
+    escape = StreamEscape(clock)
+
+    def call_for(name):
+        def call(inputs):
+            clock.current = name
+        return call
+
+    assert escape.lags() is None
+    time_interleaved({name: call_for(name) for name in ("baseline", "candidate")}, [None], clock, warmup=0,
+                     iterations=5, observe=escape.observe)
+    assert escape.lags() == pytest.approx((0.034, 0.02))
 
 
 def test_a_device_that_lags_after_every_call_is_no_evidence_against_the_candidate():
