@@ -1,7 +1,8 @@
 """CUDA-graph timing: production replays small kernels from graphs, so launch overhead is not the kernel's cost.
 
-Each implementation is captured once on static input tensors; every timed replay is preceded (untimed) by fresh
-values written into those static inputs and the cache flush, like the eager protocol. The graph's output is
+Every implementation is captured once on the same static input tensors (a graph holds their addresses), so baseline
+and candidate read the same memory, as they do in eager timing; every timed replay is preceded (untimed) by fresh
+values written into those inputs and the cache flush, like the eager protocol. The graph's output is
 checked by the judge process once, after a replay on fresh inputs. A module that cannot be captured (host syncs,
 data-dependent shapes, allocations the capture forbids) is reported as such, never failed: graphs are a mode of
 measurement, not a requirement of the task.
@@ -32,9 +33,8 @@ class Captured:
     output: Any
 
 
-def capture(module: Callable[..., Any], example: Inputs, warmup: int = 3) -> Captured | str:
-    """The module's forward captured on static copies of `example`, or why it cannot be captured."""
-    static = clone(example)
+def capture(module: Callable[..., Any], static: Inputs, warmup: int = 3) -> Captured | str:
+    """The module's forward captured on the `static` input tensors, or why it cannot be captured."""
     try:
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
@@ -59,7 +59,8 @@ def graph_fields(
 ) -> dict[str, Any]:
     """Graph-replay medians for baseline and candidate and the paired speedup, repeated adaptively like eager timing
     (`repetition`: target_ci, max_iterations, max_timing_s), or a note saying which was not capturable."""
-    captured = {name: capture(module, example) for name, module in modules.items()}
+    static = clone(example)
+    captured = {name: capture(module, static) for name, module in modules.items()}
     notes = "; ".join(f"{name} not capturable: {c}" for name, c in captured.items() if isinstance(c, str))
     graphs: dict[str, Captured] = {name: c for name, c in captured.items() if not isinstance(c, str)}
     if "baseline" not in graphs:
