@@ -72,7 +72,7 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
     tolerance = manifest.tolerance.get(case.dtype) or harness.tolerance[case.dtype]
     label = f"{manifest.name}/{case.name}"
     try:  # the judge builds its oracle while this process builds the same weights
-        ctx.judge.start_case(case.name, tolerance.atol, tolerance.rtol)
+        ctx.judge.start_case(case.name, tolerance.atol, tolerance.rtol, manifest.output_tolerances(case.dtype))
     except JudgeError as error:
         raise CaseFailure(Status.BASELINE_ERROR, f"the judge is gone: {error}") from None
     state = reference_state(manifest, case, plan.eager.cls, plan.eager.components, ctx.device, harness.seed)

@@ -118,11 +118,14 @@ class JudgeClient:
             self._building = False
             self._reply()
 
-    def start_case(self, case: str, atol: float, rtol: float) -> None:
+    def start_case(
+        self, case: str, atol: float, rtol: float, per_output: dict[int, tuple[float, float]] | None = None
+    ) -> None:
         """Start building the case's weights, rounds, oracle outputs and template in the judge, and return at once:
-        the judge builds while the worker builds its own modules. A failure surfaces at the next request."""
+        the judge builds while the worker builds its own modules. A failure surfaces at the next request.
+        `per_output`: tolerances of outputs that have their own (Manifest.output_tolerances)."""
         self.settle()
-        self._send("case", case, atol, rtol)
+        self._send("case", case, atol, rtol, per_output or {})
         self._building = True
 
     def judge_round(self, index: int, output: Any) -> Verdict:
@@ -155,7 +158,9 @@ class JudgeClient:
 class _Case:
     """The judge's state for one case: oracle, template and round references."""
 
-    def __init__(self, spec: JudgeSpec, case_name: str, atol: float, rtol: float) -> None:
+    def __init__(
+        self, spec: JudgeSpec, case_name: str, atol: float, rtol: float, per_output: dict[int, tuple[float, float]]
+    ) -> None:
         from fastkernels.build import build, eager_classes, oracle_inputs, reference_state
         from fastkernels.implementations import load_implementation
         from fastkernels.inputs import generator, make_inputs, stream_seed
@@ -167,7 +172,7 @@ class _Case:
         eager = load_implementation(registry.directory(spec.task), manifest.implementations.eager, spec.device)
         components = eager_classes(registry, registry.closure(spec.task), spec.device)
         state = reference_state(manifest, case, eager, components, spec.device, spec.seed)
-        self.atol, self.rtol = atol, rtol
+        self.atol, self.rtol, self.per_output = atol, rtol, per_output
         self.device = spec.device
         self._oracle_inputs = oracle_inputs
         with torch.no_grad():
@@ -182,7 +187,7 @@ class _Case:
 
     def _verdict(self, leaves: list[_Leaf], reference: Any) -> Verdict:
         output = [self._restore(leaf) for leaf in leaves]
-        return judge(output, flatten(self.template), flatten(reference), self.atol, self.rtol)
+        return judge(output, flatten(self.template), flatten(reference), self.atol, self.rtol, self.per_output)
 
     def _restore(self, leaf: _Leaf) -> torch.Tensor:
         """Back on the device the implementation returned it on; a wrong device is reported by `judge`."""

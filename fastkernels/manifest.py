@@ -156,6 +156,9 @@ class Manifest(Strict):
     mutates: list[str] = []
     allow: list[Literal["side_streams", "threads"]] = []
     tolerance: dict[str, Tolerance] = {}
+    # Per output index, per dtype: an output whose scale differs from the others (a recurrent state beside the
+    # output) gets its own tolerance instead of `tolerance`.
+    output_tolerance: dict[int, dict[str, Tolerance]] = {}
     calibration_factor: float | None = Field(default=None, gt=1)
     cost: Cost = Cost()
     cases: list[Case] = Field(min_length=1)
@@ -170,6 +173,14 @@ class Manifest(Strict):
         for name in self.mutates:
             if name not in self.inputs:
                 raise ValueError(f"mutates: {name!r} is not an input")
+        tolerances = {"tolerance": self.tolerance, **{f"output_tolerance.{i}": t for i, t in self.output_tolerance.items()}}
+        for key, by_dtype in tolerances.items():
+            for dtype in by_dtype:
+                if dtype not in DTYPES:
+                    raise ValueError(f"{key}.{dtype}: not a dtype ({', '.join(DTYPES)})")
+        for index in self.output_tolerance:
+            if index < 0:
+                raise ValueError(f"output_tolerance.{index}: an output index counts from 0")
         seen: set[str] = set()
         for index, case in enumerate(self.cases):
             if case.name in seen:
@@ -183,6 +194,11 @@ class Manifest(Strict):
             if case.name == name:
                 return case
         raise KeyError(f"task {self.name!r} has no case {name!r}")
+
+    def output_tolerances(self, dtype: str) -> dict[int, tuple[float, float]]:
+        """(atol, rtol) of each output that has its own tolerance for cases of `dtype`."""
+        return {index: (by_dtype[dtype].atol, by_dtype[dtype].rtol)
+                for index, by_dtype in self.output_tolerance.items() if dtype in by_dtype}
 
     def cost_of(self, case: Case) -> Cost:
         return case.cost if case.cost is not None else self.cost

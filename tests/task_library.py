@@ -56,6 +56,7 @@ def judged_on_cpu_cases(task: str, cls: type) -> None:
             for r in range(3):
                 inputs = case_inputs(task, case.name, r)
                 saved = {k: v.clone() for k, v in inputs.items()}
-                verdict = judge(module(**inputs), template(**saved), oracle(**oracle_inputs(saved)), atol, rtol)
+                verdict = judge(module(**inputs), template(**saved), oracle(**oracle_inputs(saved)), atol, rtol,
+                                manifest.output_tolerances(case.dtype))
                 assert verdict.passed, f"{case.name}, round {r}: {verdict.reason}"
                 assert all(torch.equal(inputs[k], saved[k]) for k in inputs), "inputs must not be modified"

@@ -60,6 +60,16 @@ def test_within_tolerance_passes_and_reports_the_worst_ratio():
     assert verdict.passed and 0.4 < verdict.metrics.worst_ratio < 0.6
 
 
+def test_an_output_with_its_own_tolerance_is_judged_by_it_and_the_others_are_not():
+    # (output, recurrent state): the state is ~10x the output's scale, so its own absolute tolerance is ~10x too.
+    oracle = (torch.tensor([0.5, -0.5], dtype=torch.float64), torch.tensor([5.0, -5.0], dtype=torch.float64))
+    state_off = (oracle[0].float(), torch.tensor([5.05, -5.0]))
+    output_off = (torch.tensor([0.55, -0.5]), oracle[1].float())
+    assert "output[1]" in judge(state_off, state_off, oracle, 1e-2, 0.0).reason
+    assert judge(state_off, state_off, oracle, 1e-2, 0.0, per_output={1: (0.1, 0.0)}).passed
+    assert "output[0]" in judge(output_off, output_off, oracle, 1e-2, 0.0, per_output={1: (0.1, 0.0)}).reason
+
+
 def test_integer_outputs_must_match_exactly():
     expected = torch.tensor([1, 2, 3])
     assert judge(expected.clone(), expected, expected, 1, 1).passed

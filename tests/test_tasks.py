@@ -160,6 +160,10 @@ def break_mirrors_with_a_note(data):
     data["mirrors"]["symbol"] = "SiluAndMul (forward_native)"
 
 
+def break_output_tolerance(data):
+    data["output_tolerance"] = {1: {"bf16": {"atol": 0.1, "rtol": 0.0}}}
+
+
 def break_expression(data):
     data["inputs"]["x"]["shape"] = ["tokens", "2 * width"]
 
@@ -170,7 +174,8 @@ def break_expression(data):
     (break_wrong_type, "cases.0.dims.tokens", "integer"),
     (break_expression, "cases.0", "unknown name 'width'"),
     (break_mirrors_with_a_note, "mirrors.symbol", "pattern"),
-], ids=["missing key", "unknown key", "wrong type", "bad expression", "note in mirrors"])
+    (break_output_tolerance, "output_tolerance.1.bf16", "not a dtype"),
+], ids=["missing key", "unknown key", "wrong type", "bad expression", "note in mirrors", "output tolerance dtype"])
 def test_a_broken_manifest_is_one_line_naming_file_and_key(tmp_path, mutate, key, words):
     data = valid_manifest("broken")
     mutate(data)
@@ -227,7 +232,8 @@ def test_every_cpu_implementation_matches_the_float64_oracle(task, case_name):
                     assert out.dtype == torch.float64, "the eager module must compute in float64 when given it"
             for name, module in modules.items():
                 given = clone(inputs)
-                verdict = judge(module(**given), expected, reference, tol.atol, tol.rtol)
+                verdict = judge(module(**given), expected, reference, tol.atol, tol.rtol,
+                                manifest.output_tolerances(case.dtype))
                 assert verdict.passed, f"{name}, round {r}: {verdict.reason}"
                 assert not unchanged(inputs, given, manifest.mutates), f"{name}, round {r}"
 
