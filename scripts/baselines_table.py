@@ -76,19 +76,21 @@ WEAK_REASONS = {
     "spherical_harmonics": "Inductor over the degree-3 SH evaluation: 25-29% of copy bandwidth (not profiled)",
     "swinv2_window_attention": "SwinV2's relative-position bias reaches SDPA as an additive float mask, which rules "
                                "out the flash backend; 64-576-token windows are tiny GEMMs",
-    # added 2026-11-30 (second session) from the first H200 rows of these tasks
-    "gated_delta_rule": "FLA's kernel was rejected by the fixed tolerance in this run (56-128 of 16-34M elements "
-                        "beyond atol 1e-2), so the fp32 torch_chunk path served; the manifest's bf16 atol is 4e-2 "
-                        "since, not yet re-measured",
-    "rwkv7_wkv": "FLA's kernel was rejected by the fixed tolerance on two cases (1 of 10M and 15 of 21M elements "
-                 "beyond atol 3e-2), so the fp32 torch_chunk path served there; the manifest's bf16 atol is 8e-2 "
-                 "since, not yet re-measured; where FLA served (8x1024) it is a multi-kernel chunked DPLR scan",
-    "retention": "FLA's kernel was rejected (5% of elements beyond atol 1e-2: outputs reach ~40 std on the "
-                 "slow-decay heads, where a bf16 ulp is 0.25), so the fp32 torch_chunk path served; the "
-                 "manifest's bf16 atol is 6e-1 since, not yet re-measured",
-    "selective_scan": "no production kernel is installable here (mamba_ssm's CUDA selective_scan needs an nvcc "
-                      "build): the sequential PyTorch scan of transformers' slow path serves (mambapy's parallel scan, "
-                      "transformers' use_mambapy path, listed since, not yet timed)",
+    # revised 2026-11-30 (third session) from the serial level1 pass of docs/scaling.md
+    "gated_delta_rule": "FLA's kernel was rejected: its fp32 final state, ~10x the output's scale, missed the output's "
+                        "atol 4e-2 on 126-1441 elements (by up to 0.19), so the fp32 torch_chunk path served; the "
+                        "state has its own tolerance since (output_tolerance, atol 0.45), not yet re-measured",
+    "rwkv7_wkv": "FLA's chunked DPLR scan (serves every case since its atol is 8e-2): several Triton kernels for "
+                 "the WY factors, per-chunk states and outputs at head dim 64 (not profiled)",
+    "retention": "FLA's chunk_retention (serves every case since its atol is 6e-1): a multi-kernel chunked scan over "
+                 "8 heads of 256/512 dims (not profiled)",
+    "selective_scan": "no fused kernel is installable here (mamba_ssm's CUDA selective_scan needs an nvcc build): "
+                      "mambapy's parallel scan (transformers' use_mambapy path) serves, 1.3-2.9x faster than the "
+                      "sequential scan, still materialising the [batch, d_inner, seqlen, d_state] state tensors",
+    "hardswish": "MobileNetV3's late stages are ~6 µs of traffic: near the launch scale",
+    "sparse_propagation": "cuSPARSE SpMM over LightGCN's power-law graph: one random 64-dim row gather per edge, "
+                          "bound by gather latency; on amazon_book cuSPARSE's bf16 result missed one element of 9.2M "
+                          "(0.625 vs 0.648), so the fp32 path served (not profiled)",
     "gla_chunk": "FLA's chunked GLA runs several Triton kernels that re-read the chunked inputs; the limit counts "
                  "one pass and the chunk FLOPs only (not profiled)",
     "gated_delta_rule_decode": "one decode token: reading the 32x128x128 fp32 state is 1 µs of traffic, under a "

@@ -4,12 +4,11 @@
 # neither run inherits the other's compiled kernels:
 #   bash scripts/device-scaling.sh 2    then    bash scripts/device-scaling.sh 1
 # then, here: python scripts/compare_runs.py gpus1 gpus2 (unpacked from the two gpus<N>.tgz) for the agreement.
-# What one call holds (H200 x2, 2026-11-30, docs/scaling.md): level1+level2 on 2 GPUs with fresh caches does not
-# finish in 470 s (61 of 75 tasks); with every cache warm the 2-GPU pass is ~260-330 s and a 1-GPU pass ~600 s, more
-# than one call. So: warm the caches with FK_CACHE=/tmp/fk-cache in back-to-back calls (the machine keeps /tmp while
-# warm, 30 s), then time the 2-GPU pass, then the 1-GPU pass as two halves on the two GPUs at once (`halves`
+# One call does not hold a cold pass (H200 x2, 2026-11-30, docs/scaling.md): compiling dominates. So fill the caches
+# first with FK_CACHE=/tmp/fk-cache and cheap timing overrides, in calls made back to back (the machine keeps /tmp
+# while warm, 30 s), then time the 2-GPU pass, then the 1-GPU pass as two halves on the two GPUs at once (`halves`
 # below), adding their walls: each half runs serially on one GPU, under the same two-process host load as the
-# 2-GPU pass.
+# 2-GPU pass. Measured that way: 608 s on 1 GPU, 315 s on 2.
 #   bash scripts/device-scaling.sh halves   runs that 1-GPU pass: level 1 serially on GPU 0 and level 2 serially on
 #                                            GPU 1 at once, and prints the sum of their walls.
 set -uo pipefail
