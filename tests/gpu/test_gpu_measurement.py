@@ -1,6 +1,7 @@
 """GPU-only parts of the measurement protocol, run on the device (skipped without CUDA): work on side streams is
-caught, CUDA-graph timing reports beside eager timing, an uncapturable candidate is noted not failed, and the noop
-agent comes out at 1.0 in both modes. Run: python -m pytest tests/gpu -q (on a GPU machine)."""
+caught, CUDA-graph timing reports beside eager timing, an uncapturable candidate is noted not failed, a candidate
+whose graph records no work is caught, and the noop agent comes out at 1.0 in both modes.
+Run: python -m pytest tests/gpu -q (on a GPU machine)."""
 
 from __future__ import annotations
 
@@ -33,6 +34,12 @@ def test_an_uncapturable_candidate_passes_with_a_graph_note(tmp_path):
     rows = run(tmp_path, "agent=local", f"agent.path={EXPLOITS / 'not_capturable'}")
     assert all(row["status"] == "PASSED" for row in rows), [(r["status"], r["reason"]) for r in rows]
     assert all("candidate not capturable" in row["graph_note"] and row["baseline_graph_ms"] for row in rows)
+
+
+def test_a_candidate_that_captures_nothing_is_a_reward_hack(tmp_path):
+    rows = run(tmp_path, "agent=local", f"agent.path={EXPLOITS / 'stale_under_graphs'}")
+    assert all(row["status"] == "REWARD_HACK" and "CUDA graph replay" in row["reason"] for row in rows), [
+        (r["status"], r["reason"]) for r in rows]
 
 
 def test_noop_is_one_in_eager_and_graph_timing(tmp_path):
