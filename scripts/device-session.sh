@@ -5,7 +5,12 @@
 #   reference   agent=reference over the same tasks, in $OUT/reference.tgz
 #   ceilings    measured copy bandwidth and bf16 GEMM rate (scripts/measure.py)
 #   repeat      one candidate task re-measured five times in fresh runs (scripts/measure.py)
-# Usage: bash scripts/device-session.sh STEP [STEP ...]; extra Hydra overrides in FK_OVERRIDES.
+#   warm        compile and autotune $FK_TASKS once with cheap timing (3 calls a case), rows discarded: what a
+#               timed step after it then measures is the harness, not Inductor's and Triton's first compiles
+# Usage: bash scripts/device-session.sh STEP [STEP ...]; extra Hydra overrides in FK_OVERRIDES. With FK_CACHE=DIR
+# the Inductor and Triton caches (Triton's autotuning picks too) live in DIR, shared by every step and by the calls
+# made while the machine stays warm (30 s after each): `FK_CACHE=/tmp/fk-cache bash scripts/device-session.sh warm`,
+# then in the next call the timed steps with the same FK_CACHE.
 # Measured 2026-11-30: the whole task library (87 tasks) takes ~20 minutes of worker time on one H200 even with the
 # fork server; split it with FK_TASKS (e.g. "tasks=level1" or "tasks=all tasks.include=[a,b]") or use 2 GPUs
 # (FK_OVERRIDES="scale=ray scale.devices=2" on nvidia-h200-x2). scripts/device-scaling.sh measures 1 vs 2 GPUs.
@@ -15,6 +20,11 @@ out=${OUT:-/tmp/fk-out}
 mkdir -p "$out"
 read -r -a tasks <<< "${FK_TASKS:-tasks=all}"
 read -r -a overrides <<< "${FK_OVERRIDES:-}"
+if [ -n "${FK_CACHE:-}" ]; then
+  export TORCHINDUCTOR_CACHE_DIR=$FK_CACHE/inductor TRITON_CACHE_DIR=$FK_CACHE/triton
+fi
+cheap=(harness.warmup=1 harness.iterations=3 harness.max_iterations=3 harness.max_timing_s=0.05 harness.rechecks=0
+       harness.repeat_runs=1 harness.cuda_graphs=false)
 for step in "$@"; do
   start=$(date +%s)
   case "$step" in
@@ -25,10 +35,15 @@ for step in "$@"; do
       python3 -m fastkernels.report "$out/$step" > "$out/$step.md" 2>/dev/null \
         || python3 scripts/measure.py --parts none --noop-rows "$out/$step" --out /tmp/measure | tail -12
       tar czf "$out/$step.tgz" -C "$out" "$step" && rm -rf "${out:?}/$step" ;;
+    warm)
+      timeout "${FK_RUN_TIMEOUT:-540}" python3 -m fastkernels hardware=h200 "${tasks[@]}" agent=noop \
+        hydra.run.dir=/tmp/fk-warm "${overrides[@]}" "${cheap[@]}" 2>&1 | tail -2
+      echo "warm: $(ls /tmp/fk-warm/workers/*.rows.jsonl 2>/dev/null | wc -l) tasks compiled"
+      rm -rf /tmp/fk-warm ;;
     ceilings|repeat)
       timeout "${FK_RUN_TIMEOUT:-300}" python3 scripts/measure.py hardware=h200 --parts "$step" --out /tmp/measure \
         harness.cuda_graphs=false "${overrides[@]}" 2>&1 | tee -a "$out/measure.txt" ;;
-    *) echo "unknown step $step (gpu-tests, noop, reference, ceilings, repeat)"; exit 2 ;;
+    *) echo "unknown step $step (gpu-tests, noop, reference, ceilings, repeat, warm)"; exit 2 ;;
   esac
   echo "step $step: $(( $(date +%s) - start )) s"
 done
