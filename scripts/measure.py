@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import subprocess
 import sys
@@ -64,22 +65,41 @@ def fastkernels(out: Path, *overrides: str) -> tuple[list[dict], float]:
     return rows, time.time() - start
 
 
+def phase_name(text: str) -> str:
+    """A worker log line as the phase it ends, without the task/case, counts and implementation names."""
+    text = re.sub(r"^[^\s/]+/[^\s:]+: ", "", text).split(":")[0]
+    text = re.sub(r"\s*\(.*?\)", "", text)
+    text = re.sub(r"^\d+ ", "", text)
+    text = re.sub(r"^case \S+ \S+$", "case verdict", text)
+    return re.sub(r"^baseline \S+ chosen$", "baseline chosen", text)
+
+
 def worker_seconds(runs: list[Path]) -> dict:
     """Print the workers' own seconds per task-case, from their logs (the last phase line of each task: seconds
-    since its launch), and the slowest tasks: the cost of scoring, whatever the lanes or the wall clock did."""
+    since its launch), the slowest tasks, and where the time went: the seconds before each phase line, added up by
+    phase ("baseline checked" holds the first calls, so Inductor's and Triton's compiling and autotuning)."""
     per_task: dict[str, tuple[float, int]] = {}
+    per_phase: dict[str, float] = {}
     for run in runs:
         for log in sorted((run / "workers").glob("*.log")):
+            if log.stem in per_task:
+                continue
             lines = log.read_text(errors="replace").splitlines()
-            stamps = [float(line[1:9]) for line in lines if line.startswith("[") and line[9:11] == " s"]
+            stamped = [(float(line[1:9]), line[12:].strip()) for line in lines if line.startswith("[") and line[9:11] == " s"]
             cases = sum(1 for line in lines if "] case " in line)
-            if stamps and cases:
-                per_task.setdefault(log.stem, (stamps[-1], cases))
+            if stamped and cases:
+                per_task[log.stem] = (stamped[-1][0], cases)
+                previous = 0.0
+                for stamp, text in stamped:
+                    per_phase[phase_name(text)] = per_phase.get(phase_name(text), 0.0) + stamp - previous
+                    previous = stamp
     total = sum(seconds for seconds, _ in per_task.values())
     cases = sum(count for _, count in per_task.values())
     slowest = sorted(per_task.items(), key=lambda item: -item[1][0])[:5]
     print(f"worker time: {total:.0f} s for {cases} task-cases of {len(per_task)} tasks = {total / max(1, cases):.1f} s"
           f" each; slowest: " + ", ".join(f"{task} {seconds:.0f} s" for task, (seconds, _) in slowest), flush=True)
+    print("  by phase: " + ", ".join(f"{name} {seconds:.0f} s" for name, seconds in
+                                     sorted(per_phase.items(), key=lambda item: -item[1])[:8]), flush=True)
     return dict(worker_s_per_case=total / max(1, cases))
 
 

@@ -37,3 +37,5 @@ def test_noop_rows_and_worker_time_of_a_cut_short_run(tmp_path):
     assert "sync lag (60th percentile of calls) over 4 rows: baseline median 8.0 us; candidate - baseline:" \
            " median 1.0 us, max 1.0 us, min -3.5 us" in out
     assert "worker time: 16 s for 4 task-cases of 2 tasks = 4.0 s each; slowest: b 10 s, a 6 s" in out
+    # the seconds before each line, by phase: a's cases took 3 + 2 s, b's 1 + 8 s, each start-up 1 s
+    assert "by phase: case verdict 14 s, torch imported 2 s" in out
