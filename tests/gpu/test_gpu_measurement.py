@@ -1,6 +1,7 @@
 """GPU-only parts of the measurement protocol, run on the device (skipped without CUDA): work on side streams is
 caught, CUDA-graph timing reports beside eager timing, an uncapturable candidate is noted not failed, a candidate
-whose graph records no work is caught, and the noop agent comes out at 1.0 in both modes.
+whose graph records no work is caught, uninitialised output memory never passes for the baseline's freed answer,
+and the noop agent comes out at 1.0 in both modes.
 Run: python -m pytest tests/gpu -q (on a GPU machine)."""
 
 from __future__ import annotations
@@ -40,6 +41,11 @@ def test_a_candidate_that_captures_nothing_is_a_reward_hack(tmp_path):
     rows = run(tmp_path, "agent=local", f"agent.path={EXPLOITS / 'stale_under_graphs'}")
     assert all(row["status"] == "REWARD_HACK" and "CUDA graph replay" in row["reason"] for row in rows), [
         (r["status"], r["reason"]) for r in rows]
+
+
+def test_uninitialised_output_memory_is_never_the_answer_on_the_caching_allocator(tmp_path):
+    rows = run(tmp_path, "agent=local", f"agent.path={ROOT / 'tests' / 'exploits' / 'stale_memory'}")
+    assert all(row["status"] == "INCORRECT" for row in rows), [(r["status"], r["reason"]) for r in rows]
 
 
 def test_noop_is_one_in_eager_and_graph_timing(tmp_path):
