@@ -5,8 +5,8 @@
 - `check_precision`: the candidate's RMS error may not exceed `factor` x the production baseline's, so a kernel that
   quietly drops precision fails even where the fixed tolerance would pass it.
 - `TimedRecheck`: every timed call gets fresh input values in place (a cache keyed on the tensor or its address can
-  never hit), and a few randomly chosen timed candidate outputs are checked afterwards against fresh float64
-  references: an output right only while being checked is a REWARD_HACK.
+  never hit), and a few randomly chosen timed candidate outputs of every batch are checked afterwards against fresh
+  float64 references: an output right only while being checked is a REWARD_HACK.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import torch
 
 from fastkernels.config import Tolerance
 from fastkernels.correctness import Verdict, unchanged
-from fastkernels.inputs import generator, refill_inputs, stream_seed
+from fastkernels.inputs import generator, refill_inputs, unpredictable_seed
 from fastkernels.manifest import Case, Manifest
 from fastkernels.plan import one_line
 from fastkernels.records import ErrorMetrics, Status
@@ -91,32 +91,37 @@ def check_precision(
 
 
 class TimedRecheck:
-    """`prepare`/`observe` hooks for time_interleaved: fresh inputs per call, random rechecks of candidate outputs."""
+    """`prepare`/`observe` hooks for time_interleaved: fresh inputs per call, random rechecks of candidate outputs.
+
+    Every batch of timed calls (the first `iterations`, then each extra batch of adaptive repetition) has `rechecks`
+    of its candidate calls picked at random over the whole batch and judged when the batch is done (`verify`), so at
+    most `rechecks` copies are held at once. Picks and the timed calls' input values come from fresh OS entropy, not
+    the run's seed, so a candidate cannot compute them in advance (the correctness rounds stay reproducible). A candidate wrong in a share f of its calls escapes a batch with
+    probability (1 - f)^rechecks, and to carry the reported median it must be wrong in about half of them: with 5,
+    under 1 in 32 per batch. No batch goes unchecked, so being right only until the extra batches begin does not pay.
+    """
 
     def __init__(
-        self, manifest: Manifest, case: Case, device: str, seed: int, iterations: int, rechecks: int,
+        self, manifest: Manifest, case: Case, device: str, iterations: int, rechecks: int,
         flush: Callable[[], None] | None, checked: str = "candidate",
     ) -> None:
-        self.manifest, self.case, self.device, self.seed, self.flush = manifest, case, device, seed, flush
-        self.checked = checked
-        rng = np.random.default_rng(stream_seed(seed, manifest.name, case.name, "rechecks"))
-        later = np.arange(iterations // 2, iterations)
-        self.picked = set(rng.choice(later, size=min(rechecks, later.size), replace=False).tolist())
+        self.manifest, self.case, self.device, self.flush = manifest, case, device, flush
+        self.checked, self.rechecks = checked, rechecks
+        self.batch = -1
+        self.picked: set[int] = set()
         self._pending: Inputs | None = None
-        self.batch = 0  # extra batches of adaptive repetition draw from their own seed streams
         self.captured: list[tuple[int, Inputs, Any]] = []
+        self.start_batch(iterations)
+
+    def start_batch(self, iterations: int) -> None:
+        """The next batch of `iterations` timed calls: its own input seeds and its own picks."""
+        self.batch += 1
+        rng = np.random.default_rng(unpredictable_seed())
+        self.picked = set(rng.choice(iterations, size=min(self.rechecks, iterations), replace=False).tolist())
 
     def prepare(self, name: str, index: int, inputs: Inputs) -> None:
-        gen = generator(self.device, stream_seed(self.seed, self.manifest.name, self.case.name, "call", index, name))
-        refill_inputs(self.manifest, self.case, inputs, gen)
+        refill_inputs(self.manifest, self.case, inputs, generator(self.device, unpredictable_seed()))
         self._pending = clone(inputs) if name == self.checked and index in self.picked else None
-        if self.flush is not None:
-            self.flush()
-
-    def refresh_only(self, name: str, index: int, inputs: Inputs) -> None:
-        """Fresh inputs and a flush, no capture: for the extra batches of adaptive repetition."""
-        gen = generator(self.device, stream_seed(self.seed, self.manifest.name, self.case.name, "extra", self.batch, index, name))
-        refill_inputs(self.manifest, self.case, inputs, gen)
         if self.flush is not None:
             self.flush()
 
@@ -126,13 +131,15 @@ class TimedRecheck:
             self._pending = None
 
     def verify(self, judge_fresh: JudgeFresh) -> None:
-        """Judge every captured timed output against a fresh float64 reference of the inputs it was given."""
-        for index, inputs, output in self.captured:
+        """Judge this batch's captured outputs against fresh float64 references of the inputs they were given."""
+        captured, self.captured = self.captured, []
+        for index, inputs, output in captured:
             verdict = judge_fresh(inputs, output)
             if not verdict.passed:
+                where = f"timed call {index}" + (f" of extra batch {self.batch}" if self.batch else "")
                 raise CaseFailure(
                     Status.REWARD_HACK,
-                    f"timed call {index} returned a wrong output though the checked calls were right: {verdict.reason}",
+                    f"{where} returned a wrong output though the checked calls were right: {verdict.reason}",
                     verdict.metrics,
                 )
 

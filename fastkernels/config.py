@@ -94,7 +94,7 @@ class HarnessConfig(Strict):
     seed: int = 0
     correctness_rounds: int = Field(ge=3)
     repeat_runs: int = Field(default=3, ge=1)
-    rechecks: int = Field(default=3, ge=0)
+    rechecks: int = Field(default=5, ge=0)
     calibration_factor: float = Field(default=3.0, gt=1)
     calibration_floor: float = Field(default=0.1, ge=0)
     warmup: int = Field(ge=1)

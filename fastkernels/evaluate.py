@@ -22,7 +22,7 @@ import torch
 
 from fastkernels.build import build, reference_state
 from fastkernels.clock_policy import throttled
-from fastkernels.checks import CaseFailure, TimedRecheck, check_precision, clone, run_rounds
+from fastkernels.checks import CaseFailure, JudgeFresh, TimedRecheck, check_precision, clone, run_rounds
 from fastkernels.config import HardwareProfile, HarnessConfig
 from fastkernels.graphs import graph_fields
 from fastkernels.inputs import generator, make_inputs, stream_seed
@@ -130,11 +130,13 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
         calls = {"baseline": _caller(baselines[chosen])}
         if candidate is not None:
             calls["candidate"] = _caller(candidate)
-        recheck = TimedRecheck(manifest, case, ctx.device, harness.seed, harness.iterations, harness.rechecks, ctx.flush)
+        recheck = TimedRecheck(manifest, case, ctx.device, harness.iterations, harness.rechecks, ctx.flush)
         escape = StreamEscape(ctx.clock)
         clocks_before = ctx.read_clocks() if ctx.read_clocks is not None else None
         try:
-            samples = _time_adaptively(ctx, calls, sets, label, recheck, escape)
+            samples = _time_adaptively(ctx, calls, sets, label, recheck, escape, judge_fresh)
+        except CaseFailure:
+            raise
         except Exception as error:  # noqa: BLE001 - failing only while timed is still the candidate's failure
             raise CaseFailure(Status.RUNTIME_ERROR, f"during timing: {one_line(error)}") from None
         clocks_after = ctx.read_clocks() if ctx.read_clocks is not None else None
@@ -142,7 +144,6 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
         _verify_integrity(ctx, "while the candidate was timed")
         escape.verify("side_streams" in manifest.allow)
         sync_lag_ms = escape.lags()
-        recheck.verify(judge_fresh)
         graph = {}
         if ctx.device == "cuda" and harness.cuda_graphs:
             modules = {"baseline": baselines[chosen], **({"candidate": candidate} if candidate is not None else {})}
@@ -184,9 +185,10 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
 
 
 def _time_adaptively(
-    ctx: CaseContext, calls, sets, label: str, recheck: TimedRecheck, escape: StreamEscape
+    ctx: CaseContext, calls, sets, label: str, recheck: TimedRecheck, escape: StreamEscape, judge_fresh: JudgeFresh
 ) -> dict[str, list[float]]:
-    """`iterations` interleaved timings, then doubling batches until the speedup interval is tight enough."""
+    """`iterations` interleaved timings, then doubling batches until the speedup interval is tight enough; each
+    batch's picked candidate outputs are judged when it ends."""
     harness = ctx.harness
 
     def observe(name: str, index: int, inputs: Inputs, output: Any) -> None:
@@ -195,11 +197,13 @@ def _time_adaptively(
 
     samples = time_interleaved(calls, sets, ctx.clock, harness.warmup, harness.iterations, label,
                                prepare=recheck.prepare, observe=observe)
+    recheck.verify(judge_fresh)
 
     def more(count: int) -> dict[str, list[float]]:
-        recheck.batch += 1
-        return time_interleaved(calls, sets, ctx.clock, 0, count, label, prepare=recheck.refresh_only,
-                                observe=escape.observe)
+        recheck.start_batch(count)
+        added = time_interleaved(calls, sets, ctx.clock, 0, count, label, prepare=recheck.prepare, observe=observe)
+        recheck.verify(judge_fresh)
+        return added
 
     return extend_until_tight(samples, more, harness.target_ci, harness.max_iterations, harness.max_timing_s,
                               harness.seed)

@@ -17,7 +17,7 @@ import torch
 
 from fastkernels.checks import CaseFailure, JudgeFresh, clone
 from fastkernels.config import HarnessConfig
-from fastkernels.inputs import generator, refill_inputs, stream_seed
+from fastkernels.inputs import generator, refill_inputs, unpredictable_seed
 from fastkernels.manifest import Case, Manifest
 from fastkernels.plan import one_line
 from fastkernels.records import Status
@@ -67,7 +67,7 @@ def graph_fields(
         return {"graph_note": notes}
     if "candidate" in graphs:
         check = graphs["candidate"]
-        refill_inputs(manifest, case, check.inputs, generator("cuda", stream_seed(seed, manifest.name, case.name, "graph")))
+        refill_inputs(manifest, case, check.inputs, generator("cuda", unpredictable_seed()))
         # The judge sees the inputs as they were before the replay: a task may rotate them in place (`mutates`).
         given = clone(check.inputs)
         check.graph.replay()
@@ -77,8 +77,7 @@ def graph_fields(
             raise CaseFailure(Status.REWARD_HACK, f"wrong under CUDA graph replay: {verdict.reason}", verdict.metrics)
 
     def prepare(name: str, index: int, _: Any) -> None:
-        gen = generator("cuda", stream_seed(seed, manifest.name, case.name, "graph-call", index, name))
-        refill_inputs(manifest, case, graphs[name].inputs, gen)
+        refill_inputs(manifest, case, graphs[name].inputs, generator("cuda", unpredictable_seed()))
         if flush is not None:
             flush()
 

@@ -6,6 +6,7 @@ the same device, and rounds never reuse values. Nothing is ever all zeros: zeros
 
 from __future__ import annotations
 
+import secrets
 import zlib
 
 import torch
@@ -29,6 +30,13 @@ def stream_seed(seed: int, *labels: str | int) -> int:
     """A stable 63-bit seed for one named stream of draws (e.g. task, case, round)."""
     text = "/".join(str(label) for label in (seed, *labels))
     return zlib.crc32(text.encode()) | (zlib.adler32(text.encode()) << 32) & 0x7FFF_FFFF_FFFF_FFFF
+
+
+def unpredictable_seed() -> int:
+    """63 bits of fresh OS entropy, for draws a candidate must not compute in advance: which timed calls are
+    rechecked and the values their inputs get. A seed derived from the run's public seed would let a candidate be
+    right exactly on the rechecked calls, or precompute every timed output before the timing starts."""
+    return secrets.randbits(63)
 
 
 def generator(device: torch.device | str, seed: int) -> torch.Generator:
