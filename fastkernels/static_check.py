@@ -17,6 +17,7 @@ FORBIDDEN_IMPORTS = {
     "multiprocessing": "runs work in a process the timer does not see",
     "concurrent": "runs work on threads or processes the timer does not see",
     "signal": "interferes with the worker's signal handling",
+    "subprocess": "runs work in a process the timer does not see",
 }
 # dotted call -> why calling it is a reward hack
 FORBIDDEN_CALLS = {
@@ -24,6 +25,11 @@ FORBIDDEN_CALLS = {
     "inspect.currentframe": "reads the caller's frames (the harness's locals)",
     "inspect.stack": "reads the caller's frames (the harness's locals)",
     "inspect.getouterframes": "reads the caller's frames (the harness's locals)",
+    "os.fork": "runs work in a process the timer does not see",
+    "os.forkpty": "runs work in a process the timer does not see",
+    "os.posix_spawn": "runs work in a process the timer does not see",
+    "os.system": "runs work in a process the timer does not see",
+    "os.popen": "runs work in a process the timer does not see",
 }
 STREAM_CALLS = {"torch.cuda.Stream", "torch.cuda.stream", "torch.cuda.set_stream", "torch.cuda.ExternalStream"}
 

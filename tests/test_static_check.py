@@ -23,6 +23,13 @@ def test_frame_walking_and_harness_imports_are_reported():
     assert any("imports fastkernels" in f for f in found) and any("sys._getframe" in f for f in found)
 
 
+def test_work_in_other_processes_is_reported():
+    source = "import os\nimport subprocess\npid = os.fork()\nos.system('helper &')\n"
+    found = findings(source, "k.py")
+    assert [f.split(":")[1] for f in found] == ["2", "3", "4"], found
+    assert all("a process the timer does not see" in f for f in found)
+
+
 def test_side_streams_are_reported_unless_the_task_allows_them():
     source = "import torch\ns = torch.cuda.Stream()\n"
     assert "another stream" in findings(source, "k.py")[0]
