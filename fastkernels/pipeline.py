@@ -18,7 +18,7 @@ from fastkernels.progress import Progress
 from fastkernels.records import ResultRow
 from fastkernels.registry import Registry
 from fastkernels.runner import run_task
-from fastkernels.scale import lane_count, run_ray, run_threads
+from fastkernels.scale import lane_count, run_ray, run_threads, serial_pin
 from fastkernels.worker import WorkerJob
 
 log = logging.getLogger("fastkernels")
@@ -86,7 +86,7 @@ def run(config: RunConfig, run_dir: Path, tasks_root: Path = TASKS_DIR) -> tuple
             if config.scale.backend == "serial":
                 for job, manifest in jobs:
                     clocks.before_task()
-                    rows.extend(run_task(job, manifest, workers, progress.row))
+                    rows.extend(run_task(job, manifest, workers, progress.row, env=serial_pin(device_kind)))
                     task_clocks = clocks.after_task()
                     environment["task_clocks"].append({"task": manifest.name, **task_clocks.model_dump(mode="json")})
                     write_jsonl(run_dir / "results.jsonl", rows)

@@ -1,7 +1,9 @@
 """Sharding a run's tasks over several devices: one task per worker process, as on one device, but several at once.
 
 `scale.backend`:
-- `serial` (default): one task after another on device 0, in this process's order;
+- `serial` (default): one task after another on device 0, in this process's order, each worker pinned to that GPU
+  (`CUDA_VISIBLE_DEVICES`) so a candidate cannot put work on the host's other GPUs, where the timed device's sync
+  would not see it;
 - `threads`: one lane per device on this host; a lane takes the next task, runs its worker process pinned to the
   lane's GPU (`CUDA_VISIBLE_DEVICES`), then takes the next;
 - `ray`: every task is a Ray task asking for one GPU and its share of CPU cores (`scale.cpus_per_task`), so Ray places
@@ -56,6 +58,11 @@ def physical_gpus(count: int) -> list[str]:
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     ids = [part.strip() for part in visible.split(",") if part.strip()] if visible else [str(i) for i in range(count)]
     return ids[:count]
+
+
+def serial_pin(device_kind: str) -> dict[str, str]:
+    """The environment that pins a serial run's workers to its one GPU (device 0 as the run sees it)."""
+    return {"CUDA_VISIBLE_DEVICES": physical_gpus(1)[0]} if device_kind == "cuda" else {}
 
 
 def run_threads(

@@ -16,7 +16,7 @@ from fastkernels.config import ConfigError, ScaleConfig
 from fastkernels.hardware import HardwareMismatch, load_profiles
 from fastkernels.config import CONF_DIR
 from fastkernels.records import ResultRow, Status
-from fastkernels.scale import _score_remotely, lane_count, physical_gpus, run_threads
+from fastkernels.scale import _score_remotely, lane_count, physical_gpus, run_threads, serial_pin
 from fastkernels.worker import WorkerJob
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -73,6 +73,14 @@ def test_lanes_honour_the_gpus_the_run_was_given(monkeypatch):
     assert physical_gpus(2) == ["4", "6"]
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
     assert physical_gpus(2) == ["0", "1"]
+
+
+def test_a_serial_gpu_run_pins_its_workers_to_its_one_gpu(monkeypatch):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,5")
+    assert serial_pin("cuda") == {"CUDA_VISIBLE_DEVICES": "3"}
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
+    assert serial_pin("cuda") == {"CUDA_VISIBLE_DEVICES": "0"}
+    assert serial_pin("cpu") == {}
 
 
 def test_thread_lanes_pin_each_worker_to_one_gpu_and_never_share_it(monkeypatch):
