@@ -3,7 +3,8 @@
 A snapshot is taken after the baselines are loaded and before the candidate is imported: the identity of every
 callable in the watched modules and classes, and the global numeric settings that change what a baseline computes
 or how fast (TF32, matmul precision, thread count). `changed()` names whatever differs later. The harness also binds
-its timers before any candidate is imported (timing.py), so a patch cannot fake a time even between checks.
+its timers before any candidate is imported (timing.py), so a patch cannot fake a time even between checks. Settings
+include the backend switches that pick a baseline's kernel (flash/cuDNN attention, cuDNN, the BLAS library).
 """
 
 from __future__ import annotations
@@ -21,8 +22,28 @@ WATCHED_CLASSES: tuple[type, ...] = (torch.Tensor, torch.nn.Module, torch.cuda.E
                                      multiprocessing.connection.Connection)
 
 
+def _backend_switches() -> dict[str, Any]:
+    """The switches that choose which kernel a baseline gets: turning off flash/cuDNN attention or cuDNN sends a
+    production baseline to a slower path (the candidate then "wins"), without patching a single function."""
+    backends = torch.backends
+    getters = {
+        "torch.backends.cudnn.enabled": lambda: backends.cudnn.enabled,
+        "torch.backends.cudnn.benchmark": lambda: backends.cudnn.benchmark,
+        "torch.backends.cudnn.deterministic": lambda: backends.cudnn.deterministic,
+        "torch.backends.cuda.flash_sdp_enabled()": backends.cuda.flash_sdp_enabled,
+        "torch.backends.cuda.mem_efficient_sdp_enabled()": backends.cuda.mem_efficient_sdp_enabled,
+        "torch.backends.cuda.math_sdp_enabled()": backends.cuda.math_sdp_enabled,
+        "torch.backends.cuda.cudnn_sdp_enabled()": getattr(backends.cuda, "cudnn_sdp_enabled", None),
+        "torch.backends.cuda.preferred_blas_library()": getattr(backends.cuda, "preferred_blas_library", None),
+        "torch.backends.cuda.preferred_linalg_library()": getattr(backends.cuda, "preferred_linalg_library", None),
+        "torch.backends.mkldnn.enabled": lambda: backends.mkldnn.enabled,
+    }
+    return {name: getter() for name, getter in getters.items() if getter is not None}
+
+
 def _settings() -> dict[str, Any]:
     return {
+        **_backend_switches(),
         "torch.backends.cuda.matmul.allow_tf32": torch.backends.cuda.matmul.allow_tf32,
         "torch.backends.cudnn.allow_tf32": torch.backends.cudnn.allow_tf32,
         "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction":
