@@ -41,9 +41,29 @@ def _backend_switches() -> dict[str, Any]:
     return {name: getter() for name, getter in getters.items() if getter is not None}
 
 
+def _allocator_settings() -> dict[str, Any]:
+    """On a GPU, the caching allocator's limits: a tiny memory fraction makes every baseline call free and re-map
+    memory (slow) while a candidate that allocated up front is untouched. Read only where CUDA is already up."""
+    if not (torch.cuda.is_available() and torch.cuda.is_initialized()):
+        return {}
+    getters = {
+        "torch.cuda.get_per_process_memory_fraction()": getattr(torch.cuda, "get_per_process_memory_fraction", None),
+        "torch.cuda.get_allocator_backend()": getattr(torch.cuda, "get_allocator_backend", None),
+    }
+    found: dict[str, Any] = {}
+    for name, getter in getters.items():
+        try:
+            if getter is not None:
+                found[name] = getter()
+        except Exception:  # noqa: BLE001 - a torch release without it: the setting is simply not compared
+            continue
+    return found
+
+
 def _settings() -> dict[str, Any]:
     return {
         **_backend_switches(),
+        **_allocator_settings(),
         "torch.backends.cuda.matmul.allow_tf32": torch.backends.cuda.matmul.allow_tf32,
         "torch.backends.cudnn.allow_tf32": torch.backends.cudnn.allow_tf32,
         "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction":
@@ -106,6 +126,6 @@ class Integrity:
         removed = [key for key in self._originals if key not in now]
         settings = _settings()
         altered = [f"{key} {self._settings[key]!r} -> {settings[key]!r}" for key in settings
-                   if settings[key] != self._settings[key]]
+                   if key in self._settings and settings[key] != self._settings[key]]
         problems = [f"patched {key}" for key in patched[:5]] + [f"removed {key}" for key in removed[:3]] + altered
         return "; ".join(problems)

@@ -1,0 +1,52 @@
+"""The integrity snapshot: taken before the candidate is imported, it names afterwards every patched function and every
+changed global setting that decides which kernel a baseline gets or how fast it runs. (tests/test_exploits.py drives
+the same checks through a real worker; these pin down what is compared.)"""
+
+from __future__ import annotations
+
+import torch
+
+from fastkernels.integrity import Integrity
+
+
+def test_an_untouched_process_reports_nothing():
+    assert Integrity().changed() == ""
+
+
+def test_a_patched_torch_function_is_named(monkeypatch):
+    snapshot = Integrity()
+    monkeypatch.setattr(torch, "rsqrt", lambda x: x)
+    assert "patched torch.rsqrt" in snapshot.changed()
+
+
+def test_a_switched_off_attention_backend_is_named():
+    snapshot = Integrity()
+    torch.backends.cuda.enable_flash_sdp(False)
+    try:
+        assert "torch.backends.cuda.flash_sdp_enabled() True -> False" in snapshot.changed()
+    finally:
+        torch.backends.cuda.enable_flash_sdp(True)
+    assert snapshot.changed() == ""
+
+
+def test_a_shrunk_gpu_memory_fraction_is_named(monkeypatch):
+    # The caching allocator's limit, read only where CUDA is up: faked here, as this machine has no GPU.
+    fraction = [1.0]
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_per_process_memory_fraction", lambda *args: fraction[0], raising=False)
+    monkeypatch.setattr(torch.cuda, "get_allocator_backend", lambda: "native", raising=False)
+    snapshot = Integrity()
+    fraction[0] = 0.01
+    assert "torch.cuda.get_per_process_memory_fraction() 1.0 -> 0.01" in snapshot.changed()
+
+
+def test_a_setting_that_could_not_be_read_at_the_snapshot_is_not_compared(monkeypatch):
+    cuda_up = [False]
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: cuda_up[0])
+    monkeypatch.setattr(torch.cuda, "get_per_process_memory_fraction", lambda *args: 0.5, raising=False)
+    monkeypatch.setattr(torch.cuda, "get_allocator_backend", lambda: "native", raising=False)
+    snapshot = Integrity()  # CUDA not up yet: no allocator settings taken
+    cuda_up[0] = True
+    assert snapshot.changed() == ""
