@@ -43,15 +43,23 @@ _server_lock = threading.Lock()  # scale=threads lanes start workers concurrentl
 _main_lock = threading.Lock()
 
 
-def start_worker(job_path: str, log_path: str, environment: dict[str, str], how: WorkerStart) -> WorkerProcess:
-    """Start the worker for `job_path` with `environment`, its stdout and stderr in `log_path`."""
+def start_worker(
+    job_path: str, log_path: str, environment: dict[str, str], how: WorkerStart, row_key: bytes
+) -> WorkerProcess:
+    """Start the worker for `job_path` with `environment`, its stdout and stderr in `log_path`. `row_key` signs its
+    rows (fastkernels.row_signing); it crosses on stdin or in the forked process's arguments, never in the
+    environment, the command line or a file."""
     if how == "forkserver" and not _fork_server_matches(environment):
         how = "exec"
     if how == "exec":
         with open(log_path, "w") as log:
-            return subprocess.Popen([*WORKER_COMMAND, job_path], stdout=log, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, env=environment, start_new_session=True)
-    return _Forked(job_path, log_path, environment)
+            process = subprocess.Popen([*WORKER_COMMAND, job_path], stdout=log, stderr=subprocess.STDOUT,
+                                       stdin=subprocess.PIPE, env=environment, start_new_session=True)
+        assert process.stdin is not None
+        process.stdin.write(row_key.hex().encode() + b"\n")
+        process.stdin.close()
+        return process
+    return _Forked(job_path, log_path, environment, row_key)
 
 
 def _fork_server_matches(environment: dict[str, str]) -> bool:
@@ -100,8 +108,8 @@ def _fork_server() -> multiprocessing.context.BaseContext:
 class _Forked:
     """A worker forked from the fork server, with Popen's poll/wait/pid."""
 
-    def __init__(self, job_path: str, log_path: str, environment: dict[str, str]) -> None:
-        self._process = _fork_server().Process(target=_run_forked, args=(job_path, log_path, environment),
+    def __init__(self, job_path: str, log_path: str, environment: dict[str, str], row_key: bytes) -> None:
+        self._process = _fork_server().Process(target=_run_forked, args=(job_path, log_path, environment, row_key),
                                                name=f"worker {os.path.basename(job_path)}")
         with _main_hidden():
             self._process.start()
@@ -130,7 +138,7 @@ def _main_hidden() -> Iterator[None]:
             sys.modules["__main__"] = main
 
 
-def _run_forked(job_path: str, log_path: str, environment: dict[str, str]) -> None:
+def _run_forked(job_path: str, log_path: str, environment: dict[str, str], row_key: bytes) -> None:
     """The worker's first moments in the forked child: own session, own log, the task's environment."""
     os.setsid()
     log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -146,10 +154,15 @@ def _run_forked(job_path: str, log_path: str, environment: dict[str, str]) -> No
     import torch
 
     if torch.cuda.is_initialized():  # the fork server's state touched the GPU: start clean instead
+        read, write = os.pipe()
+        os.write(write, row_key.hex().encode() + b"\n")  # 65 bytes: fits the pipe, read by the new image's main
+        os.close(write)
+        os.dup2(read, 0)
+        os.close(read)
         os.execve(sys.executable, [*WORKER_COMMAND, job_path], environment)
     for stream in (sys.stdout, sys.stderr):
         stream.reconfigure(line_buffering=True, write_through=True)  # type: ignore[union-attr]
     from fastkernels import phases, worker
 
     phases.restart()
-    sys.exit(worker.main([job_path]))
+    sys.exit(worker.main([job_path], row_key))

@@ -20,6 +20,7 @@ from fastkernels.launch import WorkerProcess, start_worker
 from fastkernels.manifest import Manifest
 from fastkernels.phases import LAUNCHED_AT_ENV
 from fastkernels.records import ResultRow, Status
+from fastkernels.row_signing import mac_path, new_key, signed_lines
 from fastkernels.worker import WorkerJob, row_base
 
 log = logging.getLogger(__name__)
@@ -37,6 +38,8 @@ def run_task(
     job_path.write_text(job.model_dump_json(indent=1))
     rows_path = Path(job.rows_path)
     rows_path.unlink(missing_ok=True)
+    mac_path(rows_path).unlink(missing_ok=True)
+    row_key = new_key()
     environment = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1", LAUNCHED_AT_ENV: repr(time.time())}
     if job.harness.cache_autotuning:
         environment["TRITON_CACHE_AUTOTUNING"] = "1"
@@ -45,14 +48,20 @@ def run_task(
     else:
         environment.pop("TRITON_INTERPRET", None)  # a GPU run times compiled kernels, never the interpreter
     log_path = work_dir / f"{job.task}.log"
-    process = start_worker(str(job_path), str(log_path), environment, job.harness.worker_start)
+    process = start_worker(str(job_path), str(log_path), environment, job.harness.worker_start, row_key)
+    reported: dict[str, ResultRow] = {}
     try:
-        timed_out = _wait(process, job.harness.timeout_s, rows_path, on_row)
+        timed_out = _wait(process, job.harness.timeout_s, rows_path, row_key, reported, on_row)
     except BaseException:  # Ctrl-C or a signal: the worker (its own session) must not outlive the run
         _kill_group(process)
         raise
     _kill_group(process)  # whatever the worker left in its group (its judge, a candidate's stray processes) ends now
-    rows = _read_rows(rows_path, job.cases)
+    rows, forged = _read_rows(rows_path, row_key, job.cases)
+    if forged:
+        reason = (f"the worker's rows file holds {forged} row(s) the harness did not write: code in the worker (the"
+                  f" candidate) wrote into the harness's output")
+        rows = {case: ResultRow(**row_base(job, manifest.level, manifest.categories, case, ""),
+                                status=Status.REWARD_HACK, reason=reason) for case in job.cases}
     missing = [case for case in job.cases if case not in rows]
     if missing:
         if timed_out:
@@ -60,37 +69,47 @@ def run_task(
         else:
             status, reason = Status.RUNTIME_ERROR, f"worker {_describe_exit(process.poll())}; {_last_line(log_path)}"
         for case in missing:
-            row = ResultRow(**row_base(job, manifest.level, manifest.categories, case, ""), status=status, reason=reason)
-            rows[case] = row
-            on_row(row)
+            rows[case] = ResultRow(**row_base(job, manifest.level, manifest.categories, case, ""), status=status,
+                                   reason=reason)
+    for case in job.cases:
+        if case not in reported:
+            on_row(rows[case])
     return [rows[case] for case in job.cases]
 
 
-def _wait(process: WorkerProcess, timeout_s: float, rows_path: Path, on_row: Callable[[ResultRow], None]) -> bool:
+def _wait(
+    process: WorkerProcess, timeout_s: float, rows_path: Path, row_key: bytes, reported: dict[str, ResultRow],
+    on_row: Callable[[ResultRow], None],
+) -> bool:
+    """Wait for the worker, reporting its rows as cases finish; True when it was killed at the deadline."""
     deadline = time.monotonic() + timeout_s
-    reported = 0
     while process.poll() is None:
         if time.monotonic() > deadline:
             _kill_group(process)
-            reported = _report_new(rows_path, reported, on_row)
+            _report_new(rows_path, row_key, reported, on_row)
             return True
         time.sleep(POLL_S)
-        reported = _report_new(rows_path, reported, on_row)
-    _report_new(rows_path, reported, on_row)
+        _report_new(rows_path, row_key, reported, on_row)
+    _report_new(rows_path, row_key, reported, on_row)
     return False
 
 
-def _report_new(rows_path: Path, reported: int, on_row: Callable[[ResultRow], None]) -> int:
-    if not rows_path.exists():
-        return reported
-    lines = [line for line in rows_path.read_text().splitlines() if line.strip()]
-    for line in lines[reported:]:
+def _report_new(
+    rows_path: Path, row_key: bytes, reported: dict[str, ResultRow], on_row: Callable[[ResultRow], None]
+) -> None:
+    """Report the signed rows of cases not reported yet (progress as cases finish); once the file holds a line the
+    harness did not sign, report nothing more: run_task decides those rows at the end."""
+    lines, forged = signed_lines(rows_path, row_key)
+    if forged:
+        return
+    for line in lines:
         try:
-            on_row(ResultRow.model_validate_json(line))
+            row = ResultRow.model_validate_json(line)
         except ValidationError:
             break
-        reported += 1
-    return reported
+        if row.case not in reported:
+            reported[row.case] = row
+            on_row(row)
 
 
 def _kill_group(process: WorkerProcess) -> None:
@@ -101,19 +120,19 @@ def _kill_group(process: WorkerProcess) -> None:
     process.wait()
 
 
-def _read_rows(rows_path: Path, cases: list[str]) -> dict[str, ResultRow]:
-    """Rows the worker wrote, keyed by case; a torn last line (a crash mid-write) is ignored."""
+def _read_rows(rows_path: Path, row_key: bytes, cases: list[str]) -> tuple[dict[str, ResultRow], int]:
+    """Rows the harness in the worker wrote (signed), keyed by case, and how many lines in the file it did not write.
+    A torn last line (a crash mid-write) is neither."""
     rows: dict[str, ResultRow] = {}
-    if not rows_path.exists():
-        return rows
-    for line in rows_path.read_text().splitlines():
+    lines, forged = signed_lines(rows_path, row_key)
+    for line in lines:
         try:
             row = ResultRow.model_validate_json(line)
         except ValidationError:
             continue
         if row.case in cases and row.case not in rows:
             rows[row.case] = row
-    return rows
+    return rows, forged
 
 
 def _describe_exit(code: int | None) -> str:

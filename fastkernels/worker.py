@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict
 from fastkernels.config import BaselineConfig, HardwareProfile, HarnessConfig
 from fastkernels.phases import phase
 from fastkernels.records import ResultRow, Status
+from fastkernels.row_signing import mac_path, sign
 
 
 class WorkerJob(BaseModel):
@@ -47,14 +48,18 @@ def row_base(job: WorkerJob, level: int, categories: list[str], case: str, devic
     )
 
 
-def append_row(path: Path, row: ResultRow) -> None:
-    with path.open("a") as handle:
-        handle.write(row.model_dump_json() + "\n")
-        handle.flush()
-        os.fsync(handle.fileno())
+def append_row(path: Path, row: ResultRow, key: bytes) -> None:
+    """Append `row` to the rows file, its MAC to the MAC file first (fastkernels.row_signing); both fsynced."""
+    line = row.model_dump_json()
+    for target, text in ((mac_path(path), sign(key, line)), (path, line)):
+        with target.open("a") as handle:
+            handle.write(text + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
 
 
-def run_job(job: WorkerJob) -> None:
+def run_job(job: WorkerJob, row_key: bytes) -> None:
+    """Score the job's cases; `row_key` signs every row (it reaches no module global: see fastkernels.row_signing)."""
     import torch
 
     phase(f"torch imported ({torch.get_num_threads()} CPU threads)")
@@ -62,6 +67,10 @@ def run_job(job: WorkerJob) -> None:
     from fastkernels.registry import Registry
 
     rows_path = Path(job.rows_path)
+
+    def write_row(row: ResultRow) -> None:
+        append_row(rows_path, row, row_key)
+
     registry = Registry(Path(job.tasks_root))
     manifest = registry.get(job.task)
     # The judge process holds every reference output; started before any candidate code is imported, and before
@@ -79,12 +88,12 @@ def run_job(job: WorkerJob) -> None:
             flush, note = cache_flush(job.device, job.profile.l2_cache_mb)
             phase(note)
         phase("judge, clock and cache flush started")
-        _score_cases(job, registry, manifest, device_name, candidate_dir, clock, flush, judge, rows_path)
+        _score_cases(job, registry, manifest, device_name, candidate_dir, clock, flush, judge, write_row)
     finally:
         judge.close()
 
 
-def _score_cases(job, registry, manifest, device_name, candidate_dir, clock, flush, judge, rows_path) -> None:
+def _score_cases(job, registry, manifest, device_name, candidate_dir, clock, flush, judge, write_row) -> None:
     from fastkernels.clocks import read_clocks
     from fastkernels.evaluate import CaseContext, evaluate_case
     from fastkernels.integrity import Integrity
@@ -97,7 +106,7 @@ def _score_cases(job, registry, manifest, device_name, candidate_dir, clock, flu
     except Exception as error:  # noqa: BLE001 - a task that cannot be planned is a benchmark defect
         for case in job.cases:
             base = row_base(job, manifest.level, manifest.categories, case, device_name)
-            append_row(rows_path, ResultRow(**base, status=Status.BASELINE_ERROR, reason=one_line(error)))
+            write_row(ResultRow(**base, status=Status.BASELINE_ERROR, reason=one_line(error)))
         return
     phase("baselines and candidate loaded")
     integrity = snapshot[0]
@@ -106,12 +115,12 @@ def _score_cases(job, registry, manifest, device_name, candidate_dir, clock, flu
         base = row_base(job, manifest.level, manifest.categories, case, device_name)
         if patched:
             reason = f"importing the candidate patched harness or library code: {patched}"
-            append_row(rows_path, ResultRow(**base, status=Status.REWARD_HACK, reason=reason))
+            write_row(ResultRow(**base, status=Status.REWARD_HACK, reason=reason))
             continue
         context = CaseContext(plan, case, job.device, job.harness, job.profile, clock, flush, base, judge, integrity,
                               read_clocks=(lambda: read_clocks(0)) if job.device == "cuda" else None)
         row = evaluate_case(context)
-        append_row(rows_path, row)
+        write_row(row)
         phase(f"case {case} {row.status.value}")
 
 
@@ -131,10 +140,15 @@ def make_clock(job: WorkerJob):
     return HostClock(torch.cuda.synchronize if job.device == "cuda" else None)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, row_key: bytes | None = None) -> int:
+    """`python -m fastkernels.worker JOB.json`, the row key in hex on stdin (or `row_key` from a forked start)."""
     args = sys.argv[1:] if argv is None else argv
+    if row_key is None:
+        row_key = bytes.fromhex(sys.stdin.readline().strip())
+        if not row_key:
+            raise SystemExit("fastkernels.worker: no row key on stdin (the runner passes one: fastkernels.row_signing)")
     job = WorkerJob.model_validate(json.loads(Path(args[0]).read_text()))
-    run_job(job)
+    run_job(job, row_key)
     return 0
 
 

@@ -40,7 +40,8 @@ def test_a_forked_worker_leads_its_own_process_group_with_its_judge(tmp_path):
     job, _ = cpu_job(CANDIDATES / "hang", tmp_path)
     job_path, log_path = tmp_path / "job.json", tmp_path / "worker.log"
     job_path.write_text(job.model_dump_json())
-    process = start_worker(str(job_path), str(log_path), {**os.environ, "TRITON_INTERPRET": "1"}, "forkserver")
+    process = start_worker(str(job_path), str(log_path), {**os.environ, "TRITON_INTERPRET": "1"}, "forkserver",
+                           bytes(32))
     started = "judge, clock and cache flush started"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not (log_path.exists() and started in log_path.read_text()):
@@ -77,7 +78,8 @@ def test_the_judge_does_not_outlive_a_worker_that_dies_alone(tmp_path):
     job, _ = cpu_job(CANDIDATES / "hang", tmp_path)
     job_path, log_path = tmp_path / "job.json", tmp_path / "worker.log"
     job_path.write_text(job.model_dump_json())
-    process = start_worker(str(job_path), str(log_path), {**os.environ, "TRITON_INTERPRET": "1"}, "forkserver")
+    process = start_worker(str(job_path), str(log_path), {**os.environ, "TRITON_INTERPRET": "1"}, "forkserver",
+                           bytes(32))
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and len(_living_members(process.pid)) < 2:
         time.sleep(0.1)
@@ -108,7 +110,7 @@ def test_a_worker_needing_another_import_time_environment_than_the_server_is_exe
     job_path.write_text(job.model_dump_json())
     monkeypatch.setattr(launch, "_server_env", {"TRITON_INTERPRET": "1"})
     environment = {key: value for key, value in os.environ.items() if key != "TRITON_INTERPRET"}
-    process = start_worker(str(job_path), str(tmp_path / "worker.log"), environment, "forkserver")
+    process = start_worker(str(job_path), str(tmp_path / "worker.log"), environment, "forkserver", bytes(32))
     try:
         assert isinstance(process, subprocess.Popen)
     finally:
@@ -122,7 +124,7 @@ def test_the_worker_environment_keeps_autotuning_picks_unless_told_not_to(cache,
 
     seen: dict[str, str] = {}
 
-    def start(job_path, log_path, environment, how):  # a stand-in worker that exits at once, writing nothing
+    def start(job_path, log_path, environment, how, row_key):  # a stand-in worker that exits at once, writing nothing
         seen.update(environment)
         Path(log_path).write_text("")
         return subprocess.Popen(["true"], start_new_session=True)
@@ -159,7 +161,7 @@ if __name__ == "__mp_main__":  # what multiprocessing runs in a child that re-im
 elif __name__ == "__main__":
     from fastkernels.launch import start_worker
     os.environ["MARK"] = sys.argv[1]
-    worker = start_worker(sys.argv[2], sys.argv[3], dict(os.environ), "forkserver")
+    worker = start_worker(sys.argv[2], sys.argv[3], dict(os.environ), "forkserver", bytes(32))
     sys.exit(0 if worker.wait() is not None else 1)
 '''
 
