@@ -5,9 +5,10 @@ file beside it names the rows file), then append a PASSED row with any speedup b
 one. So the runner hands every worker a fresh random key that never touches the environment, the command line or a
 file: it crosses in the forked process's arguments, or on the exec'd worker's stdin, before any candidate is
 imported. The worker writes the HMAC of each row line to `<task>.rows.mac` before the line itself, and the runner
-takes only lines whose MAC is there. A line without one means code other than the harness wrote into its output:
-every row of that task is then a REWARD_HACK. Code that walks the interpreter's objects could still read the key out
-of the worker's memory; the static check flags that in its plain forms (gc, frames).
+takes only lines whose MAC is there. Lines without one earn nothing; they are not held against the task (code in
+another run of a sweep could write them into an honest task's file), only noted in its rows' `review`. Code that
+walks the interpreter's objects could still read the key out of the worker's memory; the static check flags that in
+its plain forms (gc, frames).
 """
 
 from __future__ import annotations

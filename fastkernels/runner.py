@@ -57,11 +57,10 @@ def run_task(
         raise
     _kill_group(process)  # whatever the worker left in its group (its judge, a candidate's stray processes) ends now
     rows, forged = _read_rows(rows_path, row_key, job.cases)
-    if forged:
-        reason = (f"the worker's rows file holds {forged} row(s) the harness did not write: code in the worker (the"
-                  f" candidate) wrote into the harness's output")
-        rows = {case: ResultRow(**row_base(job, manifest.level, manifest.categories, case, ""),
-                                status=Status.REWARD_HACK, reason=reason) for case in job.cases}
+    if forged:  # ignored, so they earn nothing; not failed, so a stranger writing here cannot sink an honest task
+        note = f"the worker's rows file held {forged} line(s) the harness did not write (ignored)"
+        rows = {case: row.model_copy(update={"review": "; ".join(filter(None, (row.review, note)))})
+                for case, row in rows.items()}
     missing = [case for case in job.cases if case not in rows]
     if missing:
         if timed_out:
@@ -98,7 +97,7 @@ def _report_new(
     rows_path: Path, row_key: bytes, reported: dict[str, ResultRow], on_row: Callable[[ResultRow], None]
 ) -> None:
     """Report the signed rows of cases not reported yet (progress as cases finish); once the file holds a line the
-    harness did not sign, report nothing more: run_task decides those rows at the end."""
+    harness did not sign, report nothing more: run_task reports those rows, with a review note, at the end."""
     lines, forged = signed_lines(rows_path, row_key)
     if forged:
         return
