@@ -96,9 +96,10 @@ class TimedRecheck:
     Every batch of timed calls (the first `iterations`, then each extra batch of adaptive repetition) has `rechecks`
     of its candidate calls picked at random over the whole batch and judged when the batch is done (`verify`), so at
     most `rechecks` copies are held at once. Picks and the timed calls' input values come from fresh OS entropy, not
-    the run's seed, so a candidate cannot compute them in advance (the correctness rounds stay reproducible). A candidate wrong in a share f of its calls escapes a batch with
-    probability (1 - f)^rechecks, and to carry the reported median it must be wrong in about half of them: with 5,
-    under 1 in 32 per batch. No batch goes unchecked, so being right only until the extra batches begin does not pay.
+    the run's seed, so a candidate cannot compute them in advance (the correctness rounds stay reproducible). A
+    candidate wrong in a share f of its calls escapes a batch with probability (1 - f)^rechecks, and to carry the
+    reported median it must be wrong in about half of them: with 5, under 1 in 32 per batch. No batch goes unchecked,
+    so being right only until the extra batches begin does not pay.
     """
 
     def __init__(

@@ -173,7 +173,8 @@ class Manifest(Strict):
         for name in self.mutates:
             if name not in self.inputs:
                 raise ValueError(f"mutates: {name!r} is not an input")
-        tolerances = {"tolerance": self.tolerance, **{f"output_tolerance.{i}": t for i, t in self.output_tolerance.items()}}
+        tolerances = {"tolerance": self.tolerance,
+                      **{f"output_tolerance.{i}": t for i, t in self.output_tolerance.items()}}
         for key, by_dtype in tolerances.items():
             for dtype in by_dtype:
                 if dtype not in DTYPES:

@@ -41,9 +41,7 @@ def signed_lines(rows_path: Path, key: bytes) -> tuple[list[str], int]:
         return [], 0
     macs_file = mac_path(rows_path)
     macs = set(macs_file.read_text().split()) if macs_file.exists() else set()
-    text = rows_path.read_text()
-    lines = text.split("\n")
-    complete = lines[:-1]  # after the last newline: empty, or a line still being written
-    signed = [line for line in complete if line.strip() and sign(key, line) in macs]
-    unsigned = sum(1 for line in complete if line.strip() and sign(key, line) not in macs)
-    return signed, unsigned
+    # after the last newline: nothing, or a line still being written
+    complete = [line for line in rows_path.read_text().split("\n")[:-1] if line.strip()]
+    signed = [line for line in complete if sign(key, line) in macs]
+    return signed, len(complete) - len(signed)

@@ -49,7 +49,7 @@ def run_task(
         environment.pop("TRITON_INTERPRET", None)  # a GPU run times compiled kernels, never the interpreter
     log_path = work_dir / f"{job.task}.log"
     process = start_worker(str(job_path), str(log_path), environment, job.harness.worker_start, row_key)
-    reported: dict[str, ResultRow] = {}
+    reported: set[str] = set()
     try:
         timed_out = _wait(process, job.harness.timeout_s, rows_path, row_key, reported, on_row)
     except BaseException:  # Ctrl-C or a signal: the worker (its own session) must not outlive the run
@@ -77,7 +77,7 @@ def run_task(
 
 
 def _wait(
-    process: WorkerProcess, timeout_s: float, rows_path: Path, row_key: bytes, reported: dict[str, ResultRow],
+    process: WorkerProcess, timeout_s: float, rows_path: Path, row_key: bytes, reported: set[str],
     on_row: Callable[[ResultRow], None],
 ) -> bool:
     """Wait for the worker, reporting its rows as cases finish; True when it was killed at the deadline."""
@@ -93,21 +93,16 @@ def _wait(
     return False
 
 
-def _report_new(
-    rows_path: Path, row_key: bytes, reported: dict[str, ResultRow], on_row: Callable[[ResultRow], None]
-) -> None:
-    """Report the signed rows of cases not reported yet (progress as cases finish); once the file holds a line the
-    harness did not sign, report nothing more: run_task reports those rows, with a review note, at the end."""
-    lines, forged = signed_lines(rows_path, row_key)
-    if forged:
-        return
+def _report_new(rows_path: Path, row_key: bytes, reported: set[str], on_row: Callable[[ResultRow], None]) -> None:
+    """Report the signed rows of cases not reported yet (progress as cases finish); run_task reports the rest."""
+    lines, _ = signed_lines(rows_path, row_key)
     for line in lines:
         try:
             row = ResultRow.model_validate_json(line)
         except ValidationError:
             break
         if row.case not in reported:
-            reported[row.case] = row
+            reported.add(row.case)
             on_row(row)
 
 

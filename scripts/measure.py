@@ -85,13 +85,15 @@ def worker_seconds(runs: list[Path]) -> dict:
             if log.stem in per_task:
                 continue
             lines = log.read_text(errors="replace").splitlines()
-            stamped = [(float(line[1:9]), line[12:].strip()) for line in lines if line.startswith("[") and line[9:11] == " s"]
+            stamped = [(float(line[1:9]), line[12:].strip())
+                       for line in lines if line.startswith("[") and line[9:11] == " s"]
             cases = sum(1 for line in lines if "] case " in line)
             if stamped and cases:
                 per_task[log.stem] = (stamped[-1][0], cases)
                 previous = 0.0
                 for stamp, text in stamped:
-                    per_phase[phase_name(text)] = per_phase.get(phase_name(text), 0.0) + stamp - previous
+                    name = phase_name(text)
+                    per_phase[name] = per_phase.get(name, 0.0) + stamp - previous
                     previous = stamp
     total = sum(seconds for seconds, _ in per_task.values())
     cases = sum(count for _, count in per_task.values())
@@ -130,15 +132,16 @@ def noop_distribution(rows: list[dict]) -> dict:
 
 def sync_lags(rows: list[dict]) -> dict:
     """Print what the stream-escape check compared in honest rows: the device-sync lag after the timed stream, at the
-    60th percentile of calls, and how far the candidate's exceeded the baseline's (it may by 20 us or 5% of the
-    call before the row is a REWARD_HACK): the margin's calibration on the machine that ran them."""
+    60th percentile of calls, and how far the candidate's exceeded the baseline's (StreamEscape lets it by MARGIN_MS
+    or MARGIN_FRACTION of the call before the row is a REWARD_HACK): the margin's calibration on this machine."""
     lags = [row["sync_lag_ms"] for row in rows if row.get("sync_lag_ms")]
     if not lags:
         return {}
     excess = sorted((candidate - baseline) * 1e3 for baseline, candidate in lags)
-    print(f"sync lag (60th percentile of calls) over {len(lags)} rows: baseline median"
-          f" {statistics.median(b for b, _ in lags) * 1e3:.1f} us; candidate - baseline: median {statistics.median(excess):.1f}"
-          f" us, max {excess[-1]:.1f} us, min {excess[0]:.1f} us")
+    baseline_us = statistics.median(b for b, _ in lags) * 1e3
+    print(f"sync lag (60th percentile of calls) over {len(lags)} rows: baseline median {baseline_us:.1f} us;"
+          f" candidate - baseline: median {statistics.median(excess):.1f} us, max {excess[-1]:.1f} us,"
+          f" min {excess[0]:.1f} us")
     return dict(sync_lag_excess_us_max=excess[-1], sync_lag_excess_us_median=statistics.median(excess))
 
 
