@@ -22,6 +22,7 @@ from fastkernels.inputs import generator, refill_inputs, unpredictable_seed
 from fastkernels.manifest import Case, Manifest
 from fastkernels.plan import one_line
 from fastkernels.records import ErrorMetrics, Status
+from fastkernels.timing import paired_count
 
 Inputs = dict[str, torch.Tensor]
 # The judge process's answers (fastkernels.judge): an output of round i, or an output for given inputs.
@@ -117,6 +118,7 @@ class TimedRecheck:
     def start_batch(self, iterations: int) -> None:
         """The next batch of `iterations` timed calls: its own input seeds and its own picks."""
         self.batch += 1
+        iterations = paired_count(iterations)  # what time_interleaved will run
         rng = np.random.default_rng(unpredictable_seed())
         self.picked = set(rng.choice(iterations, size=min(self.rechecks, iterations), replace=False).tolist())
 

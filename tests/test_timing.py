@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from fastkernels.timing import HostClock, extend_until_tight, paired_speedup, speedup_ci95, summarize, time_interleaved
@@ -56,10 +58,10 @@ def test_warmup_is_untimed_then_calls_alternate_order_on_rotated_sets():
 
 def test_every_timed_call_is_preceded_by_a_flush():
     log: list[str] = []
-    time_interleaved({"x": lambda s: 1.0}, [None], FakeClock(log), warmup=1, iterations=5,
+    time_interleaved({"x": lambda s: 1.0}, [None], FakeClock(log), warmup=1, iterations=6,
                      prepare=lambda name, index, inputs: log.append("flush"))
     timed = [event for event in log if event in ("flush", "start")]
-    assert timed == ["flush", "start"] * 5
+    assert timed == ["flush", "start"] * 6
 
 
 def test_summary_reports_median_and_relative_interquartile_spread():
@@ -79,7 +81,22 @@ def test_speedup_is_the_median_of_paired_ratios_so_shared_drift_cancels():
     assert paired_speedup(baseline, candidate) == 2.0
     assert speedup_ci95(baseline, candidate) == (2.0, 2.0)
     # The ratio of medians would not see through the drift if the candidate had missed one slow iteration.
-    assert paired_speedup([2.0, 2.0, 9.0], [1.0, 1.0, 1.0]) == 2.0
+    assert paired_speedup([2.0, 2.0, 2.0, 2.0, 9.0, 9.0], [1.0] * 6) == 2.0
+
+
+def test_a_factor_favouring_whichever_call_runs_second_cancels_in_each_pair():
+    # Iteration 2k runs baseline then candidate, 2k+1 candidate then baseline; the second call is 20% faster.
+    baseline = [1.0, 0.8] * 50
+    candidate = [0.8, 1.0] * 50
+    assert paired_speedup(baseline, candidate) == pytest.approx(1.0)
+    assert speedup_ci95(baseline, candidate) == pytest.approx((1.0, 1.0))
+    # The single ratios sit in two clusters (1.25 and 0.8): their median would be an accident of the tie-break.
+    assert paired_speedup([2.0, 1.6] * 50, [0.8, 1.0] * 50) == pytest.approx(2.0)
+
+
+def test_time_interleaved_runs_iterations_in_pairs():
+    samples = time_interleaved({"a": lambda s: None}, [None], FakeClock([]), warmup=1, iterations=5)
+    assert len(samples["a"]) == 6
 
 
 def test_paired_samples_must_have_the_same_length():
@@ -88,14 +105,15 @@ def test_paired_samples_must_have_the_same_length():
 
 
 def test_repetition_stops_once_the_interval_is_tight_and_doubles_the_sample_until_then():
-    noisy = iter([0.5, 1.5] * 1000)
+    rng = random.Random(0)
+    noisy = iter([rng.choice([0.5, 1.5]) for _ in range(1000)])
     batches: list[int] = []
 
     def more(count: int) -> dict[str, list[float]]:
         batches.append(count)
         return {"baseline": [1.0] * count, "candidate": [next(noisy) for _ in range(count)]}
 
-    samples = {"baseline": [1.0] * 4, "candidate": [0.5, 1.5, 0.5, 1.5]}
+    samples = {"baseline": [1.0] * 4, "candidate": [0.5, 0.5, 1.5, 1.5]}
     extend_until_tight(samples, more, target_ci=0.01, max_iterations=64, max_seconds=60.0)
     assert batches == [4, 8, 16, 32] and len(samples["baseline"]) == 64  # never tight: capped at max_iterations
     steady = {"baseline": [2.0] * 8, "candidate": [1.0] * 8}
@@ -105,11 +123,13 @@ def test_repetition_stops_once_the_interval_is_tight_and_doubles_the_sample_unti
 
 def test_repetition_stops_at_the_time_cap():
     def more(count: int) -> dict[str, list[float]]:
-        return {"baseline": [1000.0, 3000.0] * (count // 2), "candidate": [3000.0, 1000.0] * (count // 2)}
+        return {"baseline": [1000.0, 1000.0, 3000.0, 3000.0] * (count // 4),
+                "candidate": [3000.0, 3000.0, 1000.0, 1000.0] * (count // 4)}
 
-    samples = {"baseline": [1000.0, 3000.0], "candidate": [3000.0, 1000.0]}  # 8 s of timed work already
-    extend_until_tight(samples, more, target_ci=0.01, max_iterations=1000, max_seconds=10.0)
-    assert len(samples["baseline"]) == 4  # one batch brings it past 10 s, then it stops
+    samples = {"baseline": [1000.0, 1000.0, 3000.0, 3000.0],  # 16 s of timed work already
+               "candidate": [3000.0, 3000.0, 1000.0, 1000.0]}
+    extend_until_tight(samples, more, target_ci=0.01, max_iterations=1000, max_seconds=20.0)
+    assert len(samples["baseline"]) == 8  # one batch brings it past 20 s, then it stops
 
 
 def test_host_clock_measures_the_call_in_milliseconds():
@@ -127,8 +147,8 @@ def test_observe_sees_each_timed_output_outside_the_interval():
         assert not clock.open
         seen.append((name, index, inputs, output))
 
-    time_interleaved({"a": lambda s: s * 10}, [1, 2], clock, warmup=1, iterations=3, observe=observe)
-    assert seen == [("a", 0, 1, 10), ("a", 1, 2, 20), ("a", 2, 1, 10)]
+    time_interleaved({"a": lambda s: s * 10}, [1, 2], clock, warmup=1, iterations=4, observe=observe)
+    assert seen == [("a", 0, 1, 10), ("a", 1, 2, 20), ("a", 2, 1, 10), ("a", 3, 2, 20)]
 
 
 class CheckingClock(FakeClock):
@@ -197,7 +217,7 @@ def test_host_noise_in_a_fifth_of_the_candidate_calls_is_not_a_reward_hack():
 def test_the_lags_compared_are_reported_at_the_60th_percentile_of_calls():
     from fastkernels.stream_escape import StreamEscape
 
-    clock = CheckingClock({"baseline": [0.01, 0.02, 0.03, 0.04, 0.05], "candidate": 0.02})
+    clock = CheckingClock({"baseline": [0.01, 0.02, 0.03, 0.04, 0.05, 0.06], "candidate": 0.02})
     escape = StreamEscape(clock)
 
     def call_for(name):
@@ -207,8 +227,8 @@ def test_the_lags_compared_are_reported_at_the_60th_percentile_of_calls():
 
     assert escape.lags() is None
     time_interleaved({name: call_for(name) for name in ("baseline", "candidate")}, [None], clock, warmup=0,
-                     iterations=5, observe=escape.observe)
-    assert escape.lags() == pytest.approx((0.034, 0.02))
+                     iterations=6, observe=escape.observe)
+    assert escape.lags() == pytest.approx((0.04, 0.02))
 
 
 def test_a_device_that_lags_after_every_call_is_no_evidence_against_the_candidate():
