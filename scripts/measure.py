@@ -126,8 +126,22 @@ def noop_distribution(rows: list[dict]) -> dict:
         print(f"  {row['task']}/{row['case']} [{row['baseline_impl']}, {row['baseline_ms'] * 1e3:.1f} us]:"
               f" {row['speedup']:.4f} [{low:.3f}, {high:.3f}] {kind}")
     summary = dict(noop_median_dev=statistics.median(deviation), noop_max_dev=max(deviation), noop_rows=len(timed))
+    summary.update(graph_distribution(timed))
     summary.update(sync_lags(timed))
     return summary
+
+
+def graph_distribution(rows: list[dict]) -> dict:
+    """The same distribution for the rows' CUDA-graph replay speedups (runs with harness.cuda_graphs=true)."""
+    replayed = [row for row in rows if row.get("graph_speedup") is not None]
+    if not replayed:
+        return {}
+    deviation = [abs(1 - row["graph_speedup"]) for row in replayed]
+    worst = max(replayed, key=lambda r: abs(1 - r["graph_speedup"]))
+    print(f"noop under graph replay: {len(replayed)} rows; median |1-s| = {statistics.median(deviation):.4f},"
+          f" max |1-s| = {max(deviation):.4f} ({worst['task']}/{worst['case']}); {sum(d > 0.02 for d in deviation)}"
+          f" rows over 2%, {sum(d > 0.01 for d in deviation)} over 1%", flush=True)
+    return dict(noop_graph_median_dev=statistics.median(deviation), noop_graph_max_dev=max(deviation))
 
 
 def sync_lags(rows: list[dict]) -> dict:

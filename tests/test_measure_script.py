@@ -1,5 +1,5 @@
 """scripts/measure.py --noop-rows: the noop distribution of runs already made (a row over 2% is called systematic
-when its interval excludes 1, noise otherwise), the device-sync lags the stream-escape check compared, and the
+when its interval excludes 1, noise otherwise), the same for graph-replay speedups, the device-sync lags the stream-escape check compared, and the
 workers' own seconds per task-case from their logs."""
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ def _row(task, case, speedup, ci, status="PASSED", lags=(0.008, 0.009)):
 def test_noop_rows_and_worker_time_of_a_cut_short_run(tmp_path):
     workers = tmp_path / "run" / "workers"
     workers.mkdir(parents=True)
-    rows = {"a": [_row("a", "c0", 1.001, [0.99, 1.01]), _row("a", "c1", 1.05, [1.03, 1.07], lags=(0.010, 0.0065))],
+    rows = {"a": [_row("a", "c0", 1.001, [0.99, 1.01]) | {"graph_speedup": 0.985},
+                  _row("a", "c1", 1.05, [1.03, 1.07], lags=(0.010, 0.0065)) | {"graph_speedup": 1.004}],
             "b": [_row("b", "c0", 0.97, [0.90, 1.02]), _row("b", "c1", 0.999, [0.99, 1.01])]}
     for task, task_rows in rows.items():
         (workers / f"{task}.rows.jsonl").write_text("".join(json.dumps(row) + "\n" for row in task_rows))
@@ -33,6 +34,9 @@ def test_noop_rows_and_worker_time_of_a_cut_short_run(tmp_path):
            " 2 rows over 2%, 2 over 1%" in out
     assert "a/c1 [native, 10.0 us]: 1.0500 [1.030, 1.070] systematic (interval excludes 1)" in out
     assert "b/c0 [native, 10.0 us]: 0.9700 [0.900, 1.020] noise (interval holds 1)" in out
+    # graph replay, where the run timed it (two rows here): |1-s| = 0.015, 0.004
+    assert "noop under graph replay: 2 rows; median |1-s| = 0.0095, max |1-s| = 0.0150 (a/c0); 0 rows over 2%," \
+           " 1 over 1%" in out
     # the stream-escape check's inputs: candidate - baseline lag per row = 1, -3.5, 1, 1 us
     assert "sync lag (60th percentile of calls) over 4 rows: baseline median 8.0 us; candidate - baseline:" \
            " median 1.0 us, max 1.0 us, min -3.5 us" in out
