@@ -2,19 +2,22 @@
 
 `time_interleaved(calls, sets, clock, warmup, iterations, label, prepare, observe)`:
 1. warm up: every implementation runs `warmup` times, cycling through the input sets; nothing is recorded;
-2. for iteration i in 0..n-1, implementations run in order on even i and in reverse order on odd i
-   (A B, B A, ...) so drift and order effects hit both; each call uses input set i mod len(sets); n is
-   `iterations` rounded up to even (`paired_count`), so every A B has its B A;
+2. iterations come in pairs (n is `iterations` rounded up to even, `paired_count`): the first iteration of a pair
+   runs the implementations in an order drawn at random (`order_rng`, fresh OS entropy by default), the second in
+   the reverse order (A B then B A, or B A then A B), so drift and order effects hit both, and a disturbance that
+   recurs every few calls cannot stay on one implementation (on the H200, 2026-11-30, strict A B, B A alternation
+   left one call in four 15% slower, the same call for a whole run); iteration i uses input set i mod len(sets);
 3. each call is timed alone by the clock, inside an NVTX range `<label>/<impl>`: the clock first waits until the
    device is idle, runs `prepare` (fresh input values, an L2 flush) outside the timed interval, then times the call;
    `observe` then sees the output, also untimed (random rechecks of timed outputs).
 Returns per implementation the list of times in milliseconds, in call order. The speedup of a candidate over a
-baseline is `paired_speedup`: the median over iteration pairs (A B, B A) of the geometric mean of their two ratios,
-with a bootstrap interval over those pairs.
+baseline is `paired_speedup`: the median of the per-iteration ratios, with a bootstrap interval over iterations.
 """
 
 from __future__ import annotations
 
+import random
+import secrets
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol, Sequence
@@ -119,20 +122,27 @@ def time_interleaved(
     label: str = "",
     prepare: Callable[[str, int, Any], None] | None = None,
     observe: Callable[[str, int, Any, Any], None] | None = None,
+    order_rng: random.Random | None = None,
 ) -> dict[str, list[float]]:
     """Time every implementation in `calls` on rotated input `sets`; see the module docstring for the protocol.
 
     `prepare(name, iteration, inputs)` runs untimed before each timed call (refresh inputs, flush the cache);
     `observe(name, iteration, inputs, output)` runs untimed after it (recheck outputs). Outputs are not kept.
+    `order_rng` draws each pair's first order (`ALTERNATE`: always the order of `calls`, for diagnosis).
     """
     names = list(calls)
     iterations = paired_count(iterations)
+    rng = order_rng if order_rng is not None else random.Random(secrets.randbits(64))
     for index in range(warmup):
         for name in names:
             calls[name](sets[index % len(sets)])
     samples: dict[str, list[float]] = {name: [] for name in names}
+    order = names
     for index in range(iterations):
-        order = names if index % 2 == 0 else names[::-1]
+        if index % 2 == 0:
+            order = rng.sample(names, len(names))
+        else:
+            order = order[::-1]
         inputs = sets[index % len(sets)]
         for name in order:
             produced: list[Any] = []
@@ -143,6 +153,16 @@ def time_interleaved(
                 observe(name, index, inputs, produced[0])
             del produced
     return samples
+
+
+class _Alternate(random.Random):
+    """An order_rng that never shuffles: pairs run A B then B A, always (to expose order effects, not to time)."""
+
+    def sample(self, population, k, *, counts=None):  # type: ignore[override]
+        return list(population)[:k]
+
+
+ALTERNATE = _Alternate()
 
 
 def paired_count(iterations: int) -> int:
@@ -164,22 +184,22 @@ def summarize(samples: Sequence[float]) -> Summary:
 
 
 def paired_speedup(baseline: Sequence[float], candidate: Sequence[float]) -> float:
-    """The median over iteration pairs (2k, 2k+1) of sqrt(ratio_2k * ratio_2k+1), ratio_i = baseline_i / candidate_i.
+    """The median over iterations of baseline_i / candidate_i.
 
-    Calls i of baseline and candidate run back to back, so their ratio cancels whatever drifts between iterations
-    (clocks, temperature, a neighbour's traffic); the median of ratios is steadier than median(baseline) /
-    median(candidate), which can move by a whole timer tick on a microsecond kernel. Iterations 2k and 2k+1 run in
-    opposite orders (A B, then B A), so the geometric mean of their ratios also cancels any factor that favours the
-    call that runs second (on the H200, 2026-11-30: a 1 GB embedding table read twice, the second call 13% faster,
-    left single ratios in two clusters, 0.90 and 1.10, and their median landed on either).
+    Calls i of baseline and candidate run back to back (in an order drawn per pair of iterations, reversed in the
+    second), so their ratio cancels whatever drifts between iterations (clocks, temperature, a neighbour's traffic);
+    the median of ratios is steadier than median(baseline) / median(candidate), which can move by a whole timer tick
+    on a microsecond kernel. With the orders drawn at random, a disturbance that recurs every few calls lands on
+    either implementation alike, so it moves ratios both ways and leaves the median where the undisturbed calls put
+    it; under strict A B, B A alternation it stayed on one (docs/measurement.md, sixth session).
     """
-    return float(np.median(_pair_ratios(baseline, candidate)))
+    return float(np.median(_ratios(baseline, candidate)))
 
 
 def speedup_ci95(baseline: Sequence[float], candidate: Sequence[float], seed: int = 0, resamples: int = 2000) -> tuple[float, float]:
-    """Bootstrap 95% interval of `paired_speedup`, resampling iteration pairs, not calls."""
+    """Bootstrap 95% interval of `paired_speedup`, resampling iterations (pairs of calls), not calls."""
     rng = np.random.default_rng(seed)
-    ratios = _pair_ratios(baseline, candidate)
+    ratios = _ratios(baseline, candidate)
     medians = np.median(rng.choice(ratios, size=(resamples, ratios.size), replace=True), axis=1)
     low, high = np.percentile(medians, [2.5, 97.5])
     return float(low), float(high)
@@ -214,14 +234,9 @@ def extend_until_tight(
     return samples
 
 
-def _pair_ratios(baseline: Sequence[float], candidate: Sequence[float]) -> np.ndarray:
-    """Per (A B, B A) pair of iterations, the geometric mean of its two ratios; a lone last iteration (an odd
-    count, which time_interleaved never produces) stands alone."""
+def _ratios(baseline: Sequence[float], candidate: Sequence[float]) -> np.ndarray:
     b = np.asarray(baseline, dtype=np.float64)
     c = np.asarray(candidate, dtype=np.float64)
     if b.size != c.size or b.size == 0:
         raise ValueError(f"paired samples must have the same non-zero length ({b.size} vs {c.size})")
-    ratios = b / np.maximum(c, 1e-12)
-    pairs = ratios.size // 2
-    balanced = np.sqrt(ratios[0 : 2 * pairs : 2] * ratios[1 : 2 * pairs : 2])
-    return np.concatenate([balanced, ratios[2 * pairs :]])
+    return b / np.maximum(c, 1e-12)

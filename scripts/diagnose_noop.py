@@ -4,13 +4,15 @@ A noop row compares the chosen baseline with a second instance of it. When that 
 tight interval, the difference is between the instances, not noise. On the H200 (2026-11-30): once
 timestep_embedding's 1.10-1.13 under Inductor was traced to Dynamo's shared guard cache and fixed
 (fastkernels.compiled), its comparisons below all read 0.996-1.000; inverted_residual's first-built instance is
-0.4-0.7% faster in either role; embedding/llama31_8b_decode_1 (1.01-1.03) read "same" 1.10: whichever call ran
-second in a pair was 13% faster (the same table row read twice), which the per-pair estimator now cancels. Each line
-also prints the median single ratio on iterations where "first" ran first and where it ran second: a gap between them
-is an order effect. This script times, with the harness's own clock, cache flush and paired estimator:
+0.4-0.7% faster in either role; embedding/llama31_8b_decode_1 read 1.08-1.10 A against A: one call in every four
+ran 15% slower, at a fixed place in the call sequence, so under strict A B, B A alternation it always hit the same
+one (the harness now draws each pair's order; docs/measurement.md). Every comparison below but `drawn` alternates
+strictly and prints the median time of the calls at each of the four places of the cycle (first, second | second,
+first) to show such a pattern. This script times, with the harness's own clock, cache flush and paired estimator:
 
   same      A vs A      one instance twice: the harness's own floor (should be 1 within the interval)
   refilled  A vs A      the same, with fresh input values before every call as the harness's timed calls have
+  drawn     A vs A      refilled, with each pair's order drawn at random as the harness does: should read 1
   instances A vs B      A built first, B second (the noop row's situation)
   swapped   B vs A      roles swapped: an instance effect inverts, a role effect does not
   fresh     A vs C      C built after A and B were timed (is it build order, or something that ages?)
@@ -39,7 +41,7 @@ from fastkernels.config import BaselineConfig  # noqa: E402
 from fastkernels.inputs import generator, make_inputs, refill_inputs, stream_seed, unpredictable_seed  # noqa: E402
 from fastkernels.plan import plan_task  # noqa: E402
 from fastkernels.registry import Registry, UnknownTaskError  # noqa: E402
-from fastkernels.timing import CudaEventClock, HostClock, paired_speedup, speedup_ci95, time_interleaved  # noqa: E402
+from fastkernels.timing import ALTERNATE, CudaEventClock, HostClock, paired_speedup, speedup_ci95, time_interleaved  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -75,7 +77,8 @@ def main(argv: list[str] | None = None) -> int:
     clock = CudaEventClock(args.pad_us) if device == "cuda" else HostClock(None)
     flush, note = cache_flush(device, 60.0 if device == "cuda" else 32.0)
 
-    def compare(label: str, first: torch.nn.Module, second: torch.nn.Module, refill: bool = False) -> None:
+    def compare(label: str, first: torch.nn.Module, second: torch.nn.Module, refill: bool = False,
+                drawn: bool = False) -> None:
         calls = {"first": lambda inputs: first(**inputs), "second": lambda inputs: second(**inputs)}
         if first is second:  # one instance under two names: the calls alternate exactly as two instances would
             calls = {"first": calls["first"], "second": lambda inputs: first(**inputs)}
@@ -86,21 +89,25 @@ def main(argv: list[str] | None = None) -> int:
             flush()
 
         with torch.no_grad():
-            samples = time_interleaved(calls, sets, clock, 10, args.iterations, f"diagnose/{label}", prepare=prepare)
+            samples = time_interleaved(calls, sets, clock, 10, args.iterations, f"diagnose/{label}", prepare=prepare,
+                                       order_rng=None if drawn else ALTERNATE)
         speedup = paired_speedup(samples["first"], samples["second"])
         low, high = speedup_ci95(samples["first"], samples["second"])
         medians = {name: float(np.median(values)) * 1e3 for name, values in samples.items()}
-        ratios = np.asarray(samples["first"]) / np.asarray(samples["second"])
-        # even iterations ran first then second, odd ones the reverse: a gap between them is an order effect
-        order = f"single ratios: first ran first {np.median(ratios[0::2]):.4f}, second ran first {np.median(ratios[1::2]):.4f}"
+        detail = ""
+        if not drawn:  # calls ran first, second | second, first | ...: position k of every four calls
+            f, s_ = np.asarray(samples["first"]) * 1e3, np.asarray(samples["second"]) * 1e3
+            cycle = [f[0::2], s_[0::2], s_[1::2], f[1::2]]
+            detail = "; calls by position in each four: " + " ".join(f"{np.median(c):.2f}" for c in cycle) + " us"
         print(f"{label:9s} speedup {speedup:.4f} [{low:.4f}, {high:.4f}]  first {medians['first']:.2f} us,"
-              f" second {medians['second']:.2f} us; {order}", flush=True)
+              f" second {medians['second']:.2f} us{detail}", flush=True)
 
     print(f"{args.task}/{args.case} impl {impl.name} on {device} ({clock.name}; {note})")
     a = instance("A")
     b = instance("B")
     compare("same", a, a)
     compare("refilled", a, a, refill=True)
+    compare("drawn", a, a, refill=True, drawn=True)
     compare("instances", a, b)
     compare("swapped", b, a)
     compare("fresh", a, instance("C"))
