@@ -4,7 +4,8 @@ A snapshot is taken after the baselines are loaded and before the candidate is i
 callable in the watched modules and classes, and the global numeric settings that change what a baseline computes
 or how fast (TF32, matmul precision, thread count). `changed()` names whatever differs later. The harness also binds
 its timers before any candidate is imported (timing.py), so a patch cannot fake a time even between checks. Settings
-include the backend switches that pick a baseline's kernel (flash/cuDNN attention, cuDNN, the BLAS library).
+include the backend switches that pick a baseline's kernel (flash/cuDNN attention, cuDNN, the BLAS library) and the
+Dynamo/Inductor switches that decide whether and how well a compiled baseline is compiled.
 """
 
 from __future__ import annotations
@@ -41,6 +42,35 @@ def _backend_switches() -> dict[str, Any]:
     return {name: getter() for name, getter in getters.items() if getter is not None}
 
 
+# Dynamo and Inductor switches that decide whether a compiled (torch_compile) baseline runs compiled, and how well:
+# a candidate that turns compilation off or caps recompiles at import sends those baselines to eager PyTorch, and
+# one that stops fusion makes their kernels slower, without patching a function.
+DYNAMO_SWITCHES = ("disable", "recompile_limit", "cache_size_limit", "accumulated_recompile_limit",
+                   "accumulated_cache_size_limit", "suppress_errors")
+INDUCTOR_SWITCHES = ("max_fusion_size", "epilogue_fusion", "aggressive_fusion", "pattern_matcher", "max_autotune",
+                     "max_autotune_pointwise", "max_autotune_gemm", "coordinate_descent_tuning", "fallback_random",
+                     "freezing", "split_reductions", "triton.cudagraphs")
+
+
+def _compiler_settings() -> dict[str, Any]:
+    """The DYNAMO_SWITCHES and INDUCTOR_SWITCHES this torch release has (a missing one is not compared)."""
+    import torch._dynamo.config as dynamo_config
+    import torch._inductor.config as inductor_config
+
+    found: dict[str, Any] = {}
+    for prefix, config, names in (("torch._dynamo.config", dynamo_config, DYNAMO_SWITCHES),
+                                  ("torch._inductor.config", inductor_config, INDUCTOR_SWITCHES)):
+        for name in names:
+            value: Any = config
+            try:
+                for part in name.split("."):
+                    value = getattr(value, part)
+            except AttributeError:
+                continue
+            found[f"{prefix}.{name}"] = value
+    return found
+
+
 def _allocator_settings() -> dict[str, Any]:
     """On a GPU, the caching allocator's limits: a tiny memory fraction makes every baseline call free and re-map
     memory (slow) while a candidate that allocated up front is untouched. Read only where CUDA is already up."""
@@ -63,6 +93,7 @@ def _allocator_settings() -> dict[str, Any]:
 def _settings() -> dict[str, Any]:
     return {
         **_backend_switches(),
+        **_compiler_settings(),
         **_allocator_settings(),
         "torch.backends.cuda.matmul.allow_tf32": torch.backends.cuda.matmul.allow_tf32,
         "torch.backends.cudnn.allow_tf32": torch.backends.cudnn.allow_tf32,

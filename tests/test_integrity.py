@@ -50,3 +50,27 @@ def test_a_setting_that_could_not_be_read_at_the_snapshot_is_not_compared(monkey
     snapshot = Integrity()  # CUDA not up yet: no allocator settings taken
     cuda_up[0] = True
     assert snapshot.changed() == ""
+
+
+def test_switching_off_dynamo_or_inductor_fusion_is_named():
+    import torch._dynamo.config
+    import torch._inductor.config
+
+    snapshot = Integrity()
+    torch._dynamo.config.disable = True
+    torch._inductor.config.max_fusion_size = 1
+    try:
+        changed = snapshot.changed()
+        assert "torch._dynamo.config.disable False -> True" in changed
+        assert "torch._inductor.config.max_fusion_size 64 -> 1" in changed
+    finally:
+        torch._dynamo.config.disable = False
+        torch._inductor.config.max_fusion_size = 64
+    assert snapshot.changed() == ""
+
+
+def test_compiling_a_module_changes_none_of_the_compiler_switches():
+    snapshot = Integrity()
+    compiled = torch.compile(torch.nn.Linear(4, 4), dynamic=False)
+    compiled(torch.randn(2, 4))
+    assert snapshot.changed() == ""
