@@ -241,7 +241,7 @@ def _verify_integrity(ctx: CaseContext, when: str) -> None:
         return
     changed = ctx.integrity.changed()
     if changed:
-        raise CaseFailure(Status.REWARD_HACK, f"harness or library code was patched {when}: {changed}")
+        raise CaseFailure(Status.REWARD_HACK, f"harness or library code was patched or reconfigured {when}: {changed}")
 
 
 def _instantiate(impl: Impl, ctx: CaseContext, state, status: Status, who: str) -> torch.nn.Module:

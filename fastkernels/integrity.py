@@ -5,7 +5,9 @@ callable in the watched modules and classes, and the global numeric settings tha
 or how fast (TF32, matmul precision, thread count). `changed()` names whatever differs later. The harness also binds
 its timers before any candidate is imported (timing.py), so a patch cannot fake a time even between checks. Settings
 include the backend switches that pick a baseline's kernel (flash/cuDNN attention, cuDNN, the BLAS library) and the
-Dynamo/Inductor switches that decide whether and how well a compiled baseline is compiled.
+Dynamo/Inductor switches that decide whether and how well a compiled baseline is compiled, and what intercepts every
+call a baseline makes (torch function and dispatch modes, nn.Module's global hooks, aten kernels registered from
+Python).
 """
 
 from __future__ import annotations
@@ -71,6 +73,31 @@ def _compiler_settings() -> dict[str, Any]:
     return found
 
 
+def _interceptors() -> dict[str, Any]:
+    """What runs around or instead of every torch call, module forward or Python call of the process: torch function
+    and dispatch modes, nn.Module's global hooks, aten kernels registered with the dispatcher from Python (shape-only
+    Meta kernels aside), the interpreter's profile and trace functions. One installed at import sees every call a baseline makes and can add work to it while letting the
+    candidate's own calls through, without patching a Python function or leaving a setting changed."""
+    from torch.nn.modules import module as nn_module
+    from torch.overrides import _get_current_function_mode_stack
+    from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
+
+    hooks = {name: len(getattr(nn_module, name)) for name in dir(nn_module)
+             if name.startswith("_global_") and name.endswith("hooks") and isinstance(getattr(nn_module, name), dict)}
+    registered = getattr(torch.library, "_impls", set())  # "namespace/op/dispatch key" of kernels given from Python
+    return {
+        "aten kernels registered from Python": sorted(entry for entry in registered
+                                                      if entry.startswith("aten/") and not entry.endswith("/Meta")),
+        "sys.getprofile()": sys.getprofile(),
+        "sys.gettrace()": sys.gettrace(),
+        "nn.Module global hooks": {name.removeprefix("_global_"): count for name, count in hooks.items() if count},
+        "torch function modes": [type(mode).__qualname__ for mode in _get_current_function_mode_stack()],
+        "torch dispatch modes": [type(mode).__qualname__ for mode in _get_current_dispatch_mode_stack()],
+        "torch.get_default_dtype()": torch.get_default_dtype(),
+        "torch.get_default_device()": str(torch.get_default_device()),
+    }
+
+
 def _allocator_settings() -> dict[str, Any]:
     """On a GPU, the caching allocator's limits: a tiny memory fraction makes every baseline call free and re-map
     memory (slow) while a candidate that allocated up front is untouched. Read only where CUDA is already up."""
@@ -94,6 +121,7 @@ def _settings() -> dict[str, Any]:
     return {
         **_backend_switches(),
         **_compiler_settings(),
+        **_interceptors(),
         **_allocator_settings(),
         "torch.backends.cuda.matmul.allow_tf32": torch.backends.cuda.matmul.allow_tf32,
         "torch.backends.cudnn.allow_tf32": torch.backends.cudnn.allow_tf32,
@@ -107,6 +135,26 @@ def _settings() -> dict[str, Any]:
     }
 
 
+# Where compiled and Triton baselines launch their kernels (Inductor's CachingAutotuner, Triton's JIT and autotuner,
+# its compiled kernels): a candidate that wraps one slows torch_compile, Liger and FLA baselines and not its own.
+LAUNCHER_CLASSES = (("torch._inductor.runtime.triton_heuristics", "CachingAutotuner"),
+                    ("triton.runtime.jit", "JITFunction"), ("triton.runtime.autotuner", "Autotuner"),
+                    ("triton.runtime.autotuner", "Heuristics"), ("triton.compiler.compiler", "CompiledKernel"))
+
+
+def _launcher_classes() -> list[type]:
+    """LAUNCHER_CLASSES that import here (no Triton, no Inductor runtime: nothing of theirs to watch)."""
+    import importlib
+
+    found = []
+    for module_name, class_name in LAUNCHER_CLASSES:
+        try:
+            found.append(getattr(importlib.import_module(module_name), class_name))
+        except (ImportError, AttributeError):
+            continue
+    return found
+
+
 def _watched_namespaces() -> dict[str, dict[str, Any]]:
     spaces: dict[str, dict[str, Any]] = {}
     for name, module in list(sys.modules.items()):
@@ -114,7 +162,7 @@ def _watched_namespaces() -> dict[str, dict[str, Any]]:
             continue
         if name in WATCHED_MODULES or name.startswith(WATCHED_PREFIXES):
             spaces[name] = vars(module)
-    classes = list(WATCHED_CLASSES)
+    classes = list(WATCHED_CLASSES) + _launcher_classes()
     for name, namespace in list(spaces.items()):
         if name.startswith("fastkernels"):  # the harness's own classes: clocks, checks, the judge's client
             classes += [v for v in namespace.values() if isinstance(v, type) and v.__module__.startswith("fastkernels")]
@@ -156,7 +204,17 @@ class Integrity:
         patched = [key for key, value in self._originals.items() if key in now and now[key] is not value]
         removed = [key for key in self._originals if key not in now]
         settings = _settings()
-        altered = [f"{key} {self._settings[key]!r} -> {settings[key]!r}" for key in settings
+        altered = [_difference(key, self._settings[key], settings[key]) for key in settings
                    if key in self._settings and settings[key] != self._settings[key]]
         problems = [f"patched {key}" for key in patched[:5]] + [f"removed {key}" for key in removed[:3]] + altered
         return "; ".join(problems)
+
+
+def _difference(key: str, before: Any, after: Any) -> str:
+    """`key before -> after`; for lists (modes, registered kernels) only what was added and removed."""
+    if isinstance(before, list) and isinstance(after, list):
+        added = [item for item in after if item not in before]
+        removed = [item for item in before if item not in after]
+        return f"{key}: " + ", ".join(part for part in (f"added {added}" if added else "",
+                                                          f"removed {removed}" if removed else "") if part)
+    return f"{key} {before!r} -> {after!r}"

@@ -13,6 +13,8 @@ MODULES = (
     "torch", "torch.nn.functional", "torch._dynamo", "triton", "triton.language",
     "fastkernels.worker", "fastkernels.evaluate", "fastkernels.judge", "fastkernels.plan", "fastkernels.integrity",
     "fastkernels.graphs", "fastkernels.checks", "fastkernels.clocks", "fastkernels.compiled",
+    # the kernel launchers the integrity snapshot watches (integrity.LAUNCHER_CLASSES): ~1 s to import
+    "torch._inductor.runtime.triton_heuristics", "triton.runtime.autotuner", "triton.compiler.compiler",
     # Liger-Kernel's operator modules the tasks use (it asks NVML, not CUDA, whether a GPU exists: see launch.py)
     "liger_kernel.ops", "liger_kernel.ops.geglu", "liger_kernel.ops.layer_norm", "liger_kernel.ops.qwen2vl_mrope",
     "liger_kernel.ops.rope", "liger_kernel.ops.swiglu",

@@ -25,12 +25,15 @@ FORBIDDEN_CALLS = {
     "inspect.currentframe": "reads the caller's frames (the harness's locals)",
     "inspect.stack": "reads the caller's frames (the harness's locals)",
     "inspect.getouterframes": "reads the caller's frames (the harness's locals)",
+    "sys.settrace": "runs its code on every Python call of the process and reads every frame (the harness's locals)",
+    "sys.setprofile": "runs its code on every Python call of the process and reads every frame (the harness's locals)",
     "os.fork": "runs work in a process the timer does not see",
     "os.forkpty": "runs work in a process the timer does not see",
     "os.posix_spawn": "runs work in a process the timer does not see",
     "os.system": "runs work in a process the timer does not see",
     "os.popen": "runs work in a process the timer does not see",
 }
+SETATTRS = {"setattr", "builtins.setattr", "type.__setattr__", "object.__setattr__"}
 STREAM_CALLS = {"torch.cuda.Stream", "torch.cuda.stream", "torch.cuda.set_stream", "torch.cuda.ExternalStream"}
 
 
@@ -71,7 +74,7 @@ def findings(source: str, filename: str, allow: frozenset[str] = frozenset()) ->
                     flag(node, f"assigns {_dotted(target)}: patching an imported module changes the baseline or the timer")
         elif isinstance(node, ast.Call):
             name = _resolve(_dotted(node.func), modules)
-            if name in ("setattr", "builtins.setattr") and node.args and _dotted(node.args[0]).split(".")[0] in modules:
+            if name in SETATTRS and node.args and _dotted(node.args[0]).split(".")[0] in modules:
                 flag(node, f"setattr on {_dotted(node.args[0])}: patching an imported module")
             elif name in FORBIDDEN_CALLS:
                 flag(node, f"calls {name}: {FORBIDDEN_CALLS[name]}")

@@ -114,7 +114,7 @@ def _score_cases(job, registry, manifest, device_name, candidate_dir, clock, flu
     for case in job.cases:
         base = row_base(job, manifest.level, manifest.categories, case, device_name)
         if patched:
-            reason = f"importing the candidate patched harness or library code: {patched}"
+            reason = f"importing the candidate patched or reconfigured harness or library code: {patched}"
             write_row(ResultRow(**base, status=Status.REWARD_HACK, reason=reason))
             continue
         context = CaseContext(plan, case, job.device, job.harness, job.profile, clock, flush, base, judge, integrity,

@@ -74,3 +74,33 @@ def test_compiling_a_module_changes_none_of_the_compiler_switches():
     compiled = torch.compile(torch.nn.Linear(4, 4), dynamic=False)
     compiled(torch.randn(2, 4))
     assert snapshot.changed() == ""
+
+
+def test_a_torch_function_mode_left_in_force_is_named():
+    from torch.overrides import TorchFunctionMode
+
+    class Drag(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    snapshot = Integrity()
+    mode = Drag()
+    mode.__enter__()
+    try:
+        assert "torch function modes: added ['test_a_torch_function_mode_left_in_force_is_named.<locals>.Drag']" \
+            in snapshot.changed()
+    finally:
+        mode.__exit__(None, None, None)
+    assert snapshot.changed() == ""
+
+
+def test_a_global_module_hook_is_named():
+    from torch.nn.modules.module import register_module_forward_pre_hook
+
+    snapshot = Integrity()
+    handle = register_module_forward_pre_hook(lambda module, args: None)
+    try:
+        assert "nn.Module global hooks {} -> {'forward_pre_hooks': 1}" in snapshot.changed()
+    finally:
+        handle.remove()
+    assert snapshot.changed() == ""
