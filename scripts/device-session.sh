@@ -5,6 +5,8 @@
 #   reference   agent=reference over the same tasks, in $OUT/reference.tgz
 #   ceilings    measured copy bandwidth and bf16 GEMM rate (scripts/measure.py)
 #   repeat      one candidate task re-measured five times in fresh runs (scripts/measure.py)
+#   diagnose    scripts/diagnose_noop.py on the noop rows that moved most on the H200 (embedding decode_1,
+#               timestep_embedding sdxl_time_proj_2 under Inductor), or on "$FK_DIAGNOSE" ("TASK CASE [--impl N]")
 #   warm        compile and autotune $FK_TASKS once with cheap timing (3 calls a case), rows discarded: what a
 #               timed step after it then measures is the harness, not Inductor's and Triton's first compiles
 # Usage: bash scripts/device-session.sh STEP [STEP ...]; extra Hydra overrides in FK_OVERRIDES. With FK_CACHE=DIR
@@ -40,10 +42,17 @@ for step in "$@"; do
         hydra.run.dir=/tmp/fk-warm "${overrides[@]}" "${cheap[@]}" 2>&1 | tail -2
       echo "warm: $(ls /tmp/fk-warm/workers/*.rows.jsonl 2>/dev/null | wc -l) tasks compiled"
       rm -rf /tmp/fk-warm ;;
+    diagnose)
+      if [ -n "${FK_DIAGNOSE:-}" ]; then read -r -a targets <<< "$FK_DIAGNOSE"; runs=("${targets[*]}")
+      else runs=("embedding llama31_8b_decode_1" "timestep_embedding sdxl_time_proj_2 --impl torch_compile"); fi
+      for target in "${runs[@]}"; do
+        read -r -a words <<< "$target"
+        timeout "${FK_RUN_TIMEOUT:-120}" python3 scripts/diagnose_noop.py "${words[@]}" 2>&1 | tee -a "$out/diagnose.txt"
+      done ;;
     ceilings|repeat)
       timeout "${FK_RUN_TIMEOUT:-300}" python3 scripts/measure.py hardware=h200 --parts "$step" --out /tmp/measure \
         harness.cuda_graphs=false "${overrides[@]}" 2>&1 | tee -a "$out/measure.txt" ;;
-    *) echo "unknown step $step (gpu-tests, noop, reference, ceilings, repeat, warm)"; exit 2 ;;
+    *) echo "unknown step $step (gpu-tests, noop, reference, ceilings, repeat, warm, diagnose)"; exit 2 ;;
   esac
   echo "step $step: $(( $(date +%s) - start )) s"
 done
