@@ -62,6 +62,9 @@ def evaluate_case(ctx: CaseContext) -> ResultRow:
     except torch.cuda.OutOfMemoryError as error:
         return ResultRow(**ctx.row_base, status=Status.RUNTIME_ERROR, reason=one_line(error))
     finally:
+        if ctx.integrity is not None:
+            for impl in ctx.plan.baselines:
+                ctx.integrity.unwatch(f"baseline {impl.name}")
         if ctx.device == "cuda":
             torch.cuda.empty_cache()
 
@@ -105,6 +108,9 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
         if isinstance(plan.candidate, Unusable) and plan.candidate.status is not Status.NOT_ATTEMPTED:
             raise CaseFailure(plan.candidate.status, plan.candidate.reason)
         phase(f"{label}: {len(baselines)} baseline(s) checked")
+        if ctx.integrity is not None:  # instances a candidate could reach and slow down without patching a class
+            for name, module in baselines.items():
+                ctx.integrity.watch(f"baseline {name}", module)
         sets = _timing_sets(ctx, rounds)
         eager_timed = None
         if harness.time_eager and ctx.row_base.get("baseline") == "production":

@@ -18,6 +18,8 @@ from typing import Any
 
 import torch
 
+from fastkernels.live_objects import Fingerprint, differences, fingerprint
+
 WATCHED_MODULES = ("time", "gc", "torch", "torch.nn", "torch.nn.functional", "torch.cuda", "torch.linalg",
                    "torch.autograd", "triton", "triton.testing", "nvtx", "numpy")
 WATCHED_PREFIXES = ("fastkernels", "fastkernels_loaded.tasks", "liger_kernel", "flash_attn")
@@ -181,9 +183,10 @@ def _callables() -> dict[str, Any]:
 
 
 class Integrity:
-    """Snapshot now; `changed()` later lists patched callables and altered settings (empty when untouched)."""
+    """Snapshot now; `changed()` later lists patched callables, altered settings and live objects (harness objects
+    given here, baseline instances given to `watch`) whose fingerprint moved (empty when untouched)."""
 
-    def __init__(self) -> None:
+    def __init__(self, objects: dict[str, Any] | None = None) -> None:
         # torch.compile wraps torch.manual_seed (at import) and nn.Module.__init__/__setstate__ (at its first
         # compile) itself; do both first so a baseline or candidate that legitimately compiles is not mistaken for
         # one that patches torch.
@@ -198,6 +201,16 @@ class Integrity:
 
         self._originals = _callables()
         self._settings = _settings()
+        self._objects: dict[str, tuple[Any, Fingerprint]] = {}
+        for name, obj in (objects or {}).items():
+            self.watch(name, obj)
+
+    def watch(self, name: str, obj: Any) -> None:
+        """Fingerprint `obj` now (see live_objects.py) and compare it from then on."""
+        self._objects[name] = (obj, fingerprint(name, obj))
+
+    def unwatch(self, name: str) -> None:
+        self._objects.pop(name, None)
 
     def changed(self) -> str:
         now = _callables()
@@ -206,7 +219,10 @@ class Integrity:
         settings = _settings()
         altered = [_difference(key, self._settings[key], settings[key]) for key in settings
                    if key in self._settings and settings[key] != self._settings[key]]
-        problems = [f"patched {key}" for key in patched[:5]] + [f"removed {key}" for key in removed[:3]] + altered
+        moved = [change for name, (obj, before) in self._objects.items()
+                 for change in differences(before, fingerprint(name, obj))]
+        problems = ([f"patched {key}" for key in patched[:5]] + [f"removed {key}" for key in removed[:3]] + altered
+                    + [f"changed {change}" for change in moved[:5]])
         return "; ".join(problems)
 
 

@@ -102,7 +102,8 @@ def _score_cases(job, registry, manifest, device_name, candidate_dir, clock, flu
     snapshot: list[Integrity] = []
     try:
         plan = plan_task(registry, job.task, job.device, job.baseline, candidate_dir, job.mode,
-                         before_candidate=lambda: snapshot.append(Integrity()))
+                         before_candidate=lambda: snapshot.append(
+                             Integrity({"the clock": clock, "the cache flush": flush, "the judge client": judge})))
     except Exception as error:  # noqa: BLE001 - a task that cannot be planned is a benchmark defect
         for case in job.cases:
             base = row_base(job, manifest.level, manifest.categories, case, device_name)
