@@ -133,9 +133,18 @@ class TimedRecheck:
             self.captured.append((index, self._pending, _detach_clone(output)))
             self._pending = None
 
-    def verify(self, judge_fresh: JudgeFresh) -> None:
-        """Judge this batch's captured outputs against fresh float64 references of the inputs they were given."""
+    def verify(self, judge_fresh: JudgeFresh, expected: int) -> None:
+        """Judge this batch's captured outputs against fresh float64 references of the inputs they were given.
+
+        `expected` is how many picks the caller asked for, counted outside this object: code that reaches it through
+        the interpreter and empties its picks (or its start_batch) leaves fewer captured outputs than that."""
         captured, self.captured = self.captured, []
+        if len(captured) < expected:
+            raise CaseFailure(
+                Status.REWARD_HACK,
+                f"{len(captured)} of the {expected} rechecks of timed calls were taken"
+                + (f" in extra batch {self.batch}" if self.batch else "")
+                + ": the harness's recheck state was changed while the candidate ran")
         for index, inputs, output in captured:
             verdict = judge_fresh(inputs, output)
             if not verdict.passed:

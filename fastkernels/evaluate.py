@@ -33,7 +33,9 @@ from fastkernels.plan import Impl, TaskPlan, Unusable, one_line
 from fastkernels.records import ResultRow, Status
 from fastkernels.roofline import roofline_fields
 from fastkernels.stream_escape import StreamEscape
-from fastkernels.timing import Clock, extend_until_tight, paired_speedup, speedup_ci95, summarize, time_interleaved
+from fastkernels.timing import (
+    Clock, extend_until_tight, paired_count, paired_speedup, speedup_ci95, summarize, time_interleaved,
+)
 
 Inputs = dict[str, torch.Tensor]
 
@@ -201,14 +203,17 @@ def _time_adaptively(
         recheck.observe(name, index, inputs, output)
         escape.observe(name, index, inputs, output)
 
+    def expected(iterations: int) -> int:  # picks a batch must yield (0 without a candidate: nothing is checked)
+        return min(harness.rechecks, paired_count(iterations)) if "candidate" in calls else 0
+
     samples = time_interleaved(calls, sets, ctx.clock, harness.warmup, harness.iterations, label,
                                prepare=recheck.prepare, observe=observe)
-    recheck.verify(judge_fresh)
+    recheck.verify(judge_fresh, expected(harness.iterations))
 
     def more(count: int) -> dict[str, list[float]]:
         recheck.start_batch(count)
         added = time_interleaved(calls, sets, ctx.clock, 0, count, label, prepare=recheck.prepare, observe=observe)
-        recheck.verify(judge_fresh)
+        recheck.verify(judge_fresh, expected(count))
         return added
 
     return extend_until_tight(samples, more, harness.target_ci, harness.max_iterations, harness.max_timing_s,
