@@ -91,6 +91,11 @@ def check_precision(
         )
 
 
+def recheck_count(rechecks: int, iterations: int) -> int:
+    """How many candidate calls a batch of `iterations` timed iterations rechecks."""
+    return min(rechecks, paired_count(iterations))  # time_interleaved runs iterations in pairs
+
+
 class TimedRecheck:
     """`prepare`/`observe` hooks for time_interleaved: fresh inputs per call, random rechecks of candidate outputs.
 
@@ -118,9 +123,9 @@ class TimedRecheck:
     def start_batch(self, iterations: int) -> None:
         """The next batch of `iterations` timed calls: its own input seeds and its own picks."""
         self.batch += 1
-        iterations = paired_count(iterations)  # what time_interleaved will run
         rng = np.random.default_rng(unpredictable_seed())
-        self.picked = set(rng.choice(iterations, size=min(self.rechecks, iterations), replace=False).tolist())
+        self.picked = set(rng.choice(paired_count(iterations), size=recheck_count(self.rechecks, iterations),
+                                     replace=False).tolist())
 
     def prepare(self, name: str, index: int, inputs: Inputs) -> None:
         refill_inputs(self.manifest, self.case, inputs, generator(self.device, unpredictable_seed()))

@@ -22,7 +22,9 @@ import torch
 
 from fastkernels.build import build, reference_state
 from fastkernels.clock_policy import throttled
-from fastkernels.checks import CaseFailure, JudgeFresh, TimedRecheck, check_precision, clone, run_rounds
+from fastkernels.checks import (
+    CaseFailure, JudgeFresh, TimedRecheck, check_precision, clone, recheck_count, run_rounds,
+)
 from fastkernels.config import HardwareProfile, HarnessConfig
 from fastkernels.graphs import graph_fields
 from fastkernels.inputs import generator, make_inputs, stream_seed
@@ -34,7 +36,7 @@ from fastkernels.records import ResultRow, Status
 from fastkernels.roofline import roofline_fields
 from fastkernels.stream_escape import StreamEscape
 from fastkernels.timing import (
-    Clock, extend_until_tight, paired_count, paired_speedup, speedup_ci95, summarize, time_interleaved,
+    Clock, extend_until_tight, paired_speedup, speedup_ci95, summarize, time_interleaved,
 )
 
 Inputs = dict[str, torch.Tensor]
@@ -204,7 +206,7 @@ def _time_adaptively(
         escape.observe(name, index, inputs, output)
 
     def expected(iterations: int) -> int:  # picks a batch must yield (0 without a candidate: nothing is checked)
-        return min(harness.rechecks, paired_count(iterations)) if "candidate" in calls else 0
+        return recheck_count(harness.rechecks, iterations) if "candidate" in calls else 0
 
     samples = time_interleaved(calls, sets, ctx.clock, harness.warmup, harness.iterations, label,
                                prepare=recheck.prepare, observe=observe)

@@ -35,7 +35,6 @@ def fingerprint(name: str, obj: Any) -> Fingerprint:
                 found.update(_function(f"{name}.{key}", value))
             elif callable(value):
                 found[f"{name}.{key}"] = ("is", value)
-        found[f"{name}: callables"] = tuple(sorted(key for key, value in vars(obj).items() if callable(value)))
     return found
 
 

@@ -112,12 +112,9 @@ def noop_distribution(rows: list[dict]) -> dict:
     for row in rows:
         unique.setdefault((row["task"], row["case"]), row)
     timed = [row for row in unique.values() if row.get("speedup") is not None and row["status"] == "PASSED"]
-    deviation = [abs(1 - row["speedup"]) for row in timed]
-    worst = max(timed, key=lambda r: abs(1 - r["speedup"]))
-    print(f"noop: {len(timed)}/{len(unique)} rows PASSED over {len({r['task'] for r in timed})} tasks;"
-          f" median |1-s| = {statistics.median(deviation):.4f}, max |1-s| = {max(deviation):.4f}"
-          f" ({worst['task']}/{worst['case']}); {sum(d > 0.02 for d in deviation)} rows over 2%,"
-          f" {sum(d > 0.01 for d in deviation)} over 1%", flush=True)
+    median, largest = _deviations(timed, "speedup",
+                                  f"noop: {len(timed)}/{len(unique)} rows PASSED over {len({r['task'] for r in timed})}"
+                                  " tasks")
     for row in sorted(timed, key=lambda r: -abs(1 - r["speedup"])):
         if abs(1 - row["speedup"]) <= 0.02:
             break
@@ -125,7 +122,7 @@ def noop_distribution(rows: list[dict]) -> dict:
         kind = "systematic (interval excludes 1)" if low > 1 or high < 1 else "noise (interval holds 1)"
         print(f"  {row['task']}/{row['case']} [{row['baseline_impl']}, {row['baseline_ms'] * 1e3:.1f} us]:"
               f" {row['speedup']:.4f} [{low:.3f}, {high:.3f}] {kind}")
-    summary = dict(noop_median_dev=statistics.median(deviation), noop_max_dev=max(deviation), noop_rows=len(timed))
+    summary = dict(noop_median_dev=median, noop_max_dev=largest, noop_rows=len(timed))
     summary.update(graph_distribution(timed))
     summary.update(sync_lags(timed))
     return summary
@@ -136,12 +133,18 @@ def graph_distribution(rows: list[dict]) -> dict:
     replayed = [row for row in rows if row.get("graph_speedup") is not None]
     if not replayed:
         return {}
-    deviation = [abs(1 - row["graph_speedup"]) for row in replayed]
-    worst = max(replayed, key=lambda r: abs(1 - r["graph_speedup"]))
-    print(f"noop under graph replay: {len(replayed)} rows; median |1-s| = {statistics.median(deviation):.4f},"
-          f" max |1-s| = {max(deviation):.4f} ({worst['task']}/{worst['case']}); {sum(d > 0.02 for d in deviation)}"
-          f" rows over 2%, {sum(d > 0.01 for d in deviation)} over 1%", flush=True)
-    return dict(noop_graph_median_dev=statistics.median(deviation), noop_graph_max_dev=max(deviation))
+    median, largest = _deviations(replayed, "graph_speedup", f"noop under graph replay: {len(replayed)} rows")
+    return dict(noop_graph_median_dev=median, noop_graph_max_dev=largest)
+
+
+def _deviations(rows: list[dict], field: str, head: str) -> tuple[float, float]:
+    """Print `head` with the median and max |1 - s| of `field` over `rows` and how many are over 2% and 1%."""
+    deviation = [abs(1 - row[field]) for row in rows]
+    worst = max(rows, key=lambda r: abs(1 - r[field]))
+    print(f"{head}; median |1-s| = {statistics.median(deviation):.4f}, max |1-s| = {max(deviation):.4f}"
+          f" ({worst['task']}/{worst['case']}); {sum(d > 0.02 for d in deviation)} rows over 2%,"
+          f" {sum(d > 0.01 for d in deviation)} over 1%", flush=True)
+    return statistics.median(deviation), max(deviation)
 
 
 def sync_lags(rows: list[dict]) -> dict:
