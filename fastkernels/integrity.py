@@ -182,23 +182,35 @@ def _callables() -> dict[str, Any]:
     return found
 
 
+def _settle_torch_lazy_setup() -> None:
+    """Do now what torch itself does on first use, so a baseline or candidate that legitimately uses it is not
+    mistaken for one that patches torch: torch.compile wraps torch.manual_seed (at import) and nn.Module.__init__/
+    __setstate__ (at its first compile); torch.vmap registers aten kernels for FuncTorchBatched from Python the first
+    time anything maps (flex_attention's block masks do: honest sliding-window rows read REWARD_HACK on the H200)."""
+    import torch._dynamo
+
+    try:
+        from torch._dynamo.mutation_guard import install_generation_tagging_init
+
+        install_generation_tagging_init()
+    except ImportError:  # another torch release: its first compile may then be reported; seen on 2.13
+        pass
+    try:
+        from torch._functorch.predispatch import lazy_load_decompositions
+    except ImportError:
+        try:  # torch releases before the predispatch module
+            from torch._functorch.vmap import lazy_load_decompositions
+        except ImportError:
+            return
+    lazy_load_decompositions()
+
+
 class Integrity:
     """Snapshot now; `changed()` later lists patched callables, altered settings and live objects (harness objects
     given here, baseline instances given to `watch`) whose fingerprint moved (empty when untouched)."""
 
     def __init__(self, objects: dict[str, Any] | None = None) -> None:
-        # torch.compile wraps torch.manual_seed (at import) and nn.Module.__init__/__setstate__ (at its first
-        # compile) itself; do both first so a baseline or candidate that legitimately compiles is not mistaken for
-        # one that patches torch.
-        import torch._dynamo
-
-        try:
-            from torch._dynamo.mutation_guard import install_generation_tagging_init
-
-            install_generation_tagging_init()
-        except ImportError:  # another torch release: its first compile may then be reported; seen on 2.13
-            pass
-
+        _settle_torch_lazy_setup()
         self._originals = _callables()
         self._settings = _settings()
         self._objects: dict[str, tuple[Any, Fingerprint]] = {}

@@ -104,3 +104,16 @@ def test_a_global_module_hook_is_named():
     finally:
         handle.remove()
     assert snapshot.changed() == ""
+
+
+def test_torchs_own_first_vmap_is_not_taken_for_an_intercepting_kernel():
+    """torch.vmap registers aten kernels from Python the first time any code uses it (flex_attention's block masks
+    do): on the H200 that read as REWARD_HACK for honest sliding-window rows. It runs in a fresh interpreter, since
+    another test may already have used vmap in this one."""
+    import subprocess
+    import sys
+
+    script = ("import torch\nfrom fastkernels.integrity import Integrity\nsnapshot = Integrity()\n"
+              "torch.vmap(torch.sin)(torch.randn(3, 2))\nprint(repr(snapshot.changed()))\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.strip() == "''"
