@@ -5,8 +5,9 @@
 #   reference   agent=reference over the same tasks, in $OUT/reference.tgz
 #   ceilings    measured copy bandwidth and bf16 GEMM rate (scripts/measure.py)
 #   repeat      one candidate task re-measured five times in fresh runs (scripts/measure.py)
-#   diagnose    scripts/diagnose_noop.py on the noop rows that moved most on the H200 (embedding decode_1,
-#               timestep_embedding sdxl_time_proj_2 under Inductor), or on "$FK_DIAGNOSE" ("TASK CASE [--impl N]")
+#   diagnose    scripts/diagnose_noop.py on the noop rows that still move on the H200 (timestep_embedding's
+#               dit_xl2_train_256 and sdxl_time_proj_2 under Inductor, with 6 lottery instances each), or on
+#               "$FK_DIAGNOSE" ("TASK CASE [--impl N] [--lottery K]")
 #   warm        compile and autotune $FK_TASKS once with cheap timing (3 calls a case), rows discarded: what a
 #               timed step after it then measures is the harness, not Inductor's and Triton's first compiles
 # Usage: bash scripts/device-session.sh STEP [STEP ...]; extra Hydra overrides in FK_OVERRIDES. With FK_CACHE=DIR
@@ -44,7 +45,8 @@ for step in "$@"; do
       rm -rf /tmp/fk-warm ;;
     diagnose)
       if [ -n "${FK_DIAGNOSE:-}" ]; then read -r -a targets <<< "$FK_DIAGNOSE"; runs=("${targets[*]}")
-      else runs=("embedding llama31_8b_decode_1" "timestep_embedding sdxl_time_proj_2 --impl torch_compile"); fi
+      else runs=("timestep_embedding dit_xl2_train_256 --impl torch_compile --lottery 6"
+                 "timestep_embedding sdxl_time_proj_2 --impl torch_compile --lottery 6"); fi
       for target in "${runs[@]}"; do
         read -r -a words <<< "$target"
         timeout "${FK_RUN_TIMEOUT:-120}" python3 scripts/diagnose_noop.py "${words[@]}" 2>&1 | tee -a "$out/diagnose.txt"

@@ -18,8 +18,12 @@ first) to show such a pattern. This script times, with the harness's own clock, 
   fresh     A vs C      C built after A and B were timed (is it build order, or something that ages?)
   relocated A' vs B     A with every parameter and buffer copied to new memory: when this moves away from
                         `instances`, where the weights sit (not the module object) is the difference
+  harness   A vs B      instances under the harness's conditions (fresh values before every call, drawn orders)
+  lottery   A vs D_k    --lottery K more instances, each built and timed as `harness`: a spread of their speedups
+                        wider than each one's interval means an instance's speed is drawn when it is built (where
+                        its code and memory land), which no estimator over one pair of instances can average out
 
-Usage: python scripts/diagnose_noop.py TASK CASE [--impl NAME] [--iterations 400] [--pad-us 500]
+Usage: python scripts/diagnose_noop.py TASK CASE [--impl NAME] [--iterations 400] [--pad-us 500] [--lottery K]
 (on a GPU: the case's real shapes; on the CPU: pass a cpu case; the host clock then times the host too).
 """
 
@@ -51,6 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--impl", help="production implementation (default: the first available)")
     parser.add_argument("--iterations", type=int, default=400)
     parser.add_argument("--pad-us", type=float, default=500.0)
+    parser.add_argument("--lottery", type=int, default=0, metavar="K", help="K more instances timed against A")
     args = parser.parse_args(argv)
     device = "cuda" if torch.cuda.is_available() else "cpu"
     registry = Registry()
@@ -78,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     flush, note = cache_flush(device, 60.0 if device == "cuda" else 32.0)
 
     def compare(label: str, first: torch.nn.Module, second: torch.nn.Module, refill: bool = False,
-                drawn: bool = False) -> None:
+                drawn: bool = False) -> float:
         calls = {"first": lambda inputs: first(**inputs), "second": lambda inputs: second(**inputs)}
         if first is second:  # one instance under two names: the calls alternate exactly as two instances would
             calls = {"first": calls["first"], "second": lambda inputs: first(**inputs)}
@@ -101,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
             detail = "; calls by position in each four: " + " ".join(f"{np.median(c):.2f}" for c in cycle) + " us"
         print(f"{label:9s} speedup {speedup:.4f} [{low:.4f}, {high:.4f}]  first {medians['first']:.2f} us,"
               f" second {medians['second']:.2f} us{detail}", flush=True)
+        return speedup
 
     print(f"{args.task}/{args.case} impl {impl.name} on {device} ({clock.name}; {note})")
     a = instance("A")
@@ -115,6 +121,11 @@ def main(argv: list[str] | None = None) -> int:
         for tensor in [*a.parameters(), *a.buffers()]:
             tensor.data = tensor.data.clone()
     compare("relocated", a, b)
+    compare("harness", a, b, refill=True, drawn=True)
+    draws = [compare(f"lottery{k}", a, instance(f"D{k}"), refill=True, drawn=True) for k in range(args.lottery)]
+    if draws:
+        print(f"lottery: {len(draws)} instances against A, speedups {min(draws):.4f}..{max(draws):.4f}, "
+              f"median {float(np.median(draws)):.4f}")
     return 0
 
 

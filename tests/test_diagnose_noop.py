@@ -1,7 +1,8 @@
-"""scripts/diagnose_noop.py times one implementation against itself seven ways (same instance, the same with inputs
+"""scripts/diagnose_noop.py times one implementation against itself eight ways (same instance, the same with inputs
 refilled before every call, the same with pair orders drawn as the harness draws them, two instances, roles swapped,
-a fresh instance, one instance's weights moved) with the harness's clock and estimator; here on a CPU
-case, where it must run end to end and report an interval around each speedup."""
+a fresh instance, one instance's weights moved, two instances under the harness's conditions) and, with --lottery K,
+K more instances against the first, with the harness's clock and estimator; here on a CPU case, where it must run
+end to end and report an interval around each speedup."""
 
 from __future__ import annotations
 
@@ -13,13 +14,16 @@ from pathlib import Path
 SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "diagnose_noop.py"
 
 
-def test_the_seven_comparisons_each_report_a_speedup_inside_its_interval():
-    result = subprocess.run([sys.executable, str(SCRIPT), "silu_and_mul", "cpu_odd", "--iterations", "12"],
-                            capture_output=True, text=True, timeout=300, check=True)
-    lines = {line.split()[0]: line for line in result.stdout.splitlines() if "speedup" in line}
-    assert set(lines) == {"same", "refilled", "drawn", "instances", "swapped", "fresh", "relocated"}
+def test_the_eight_comparisons_and_the_lottery_each_report_a_speedup_inside_its_interval():
+    result = subprocess.run([sys.executable, str(SCRIPT), "silu_and_mul", "cpu_odd", "--iterations", "12",
+                             "--lottery", "2"], capture_output=True, text=True, timeout=300, check=True)
+    lines = {line.split()[0]: line for line in result.stdout.splitlines() if " speedup " in line}
+    assert set(lines) == {"same", "refilled", "drawn", "instances", "swapped", "fresh", "relocated", "harness",
+                          "lottery0", "lottery1"}
     for line in lines.values():
         speedup, low, high = map(float, re.search(r"speedup (\S+) \[(\S+), (\S+)\]", line).groups())
         assert low <= speedup <= high
-        if not line.startswith("drawn"):  # strict alternation: the median call time at each place of the four
+        if not line.startswith(("drawn", "harness", "lottery")):  # strict alternation: the median call time at each place of the four
             assert re.search(r"calls by position in each four: [\d.]+ [\d.]+ [\d.]+ [\d.]+ us$", line)
+    draws = [float(re.search(r"speedup (\S+) ", lines[f"lottery{k}"]).group(1)) for k in range(2)]
+    assert f"lottery: 2 instances against A, speedups {min(draws):.4f}..{max(draws):.4f}" in result.stdout
