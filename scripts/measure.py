@@ -169,7 +169,8 @@ def main() -> int:
     parser.add_argument("--repeat-task", default="silu_and_mul")
     parser.add_argument("--out", type=Path, default=ROOT / "outputs" / "measure")
     parser.add_argument("--noop-rows", nargs="*", type=Path, default=[],
-                        help="also report the noop distribution of these finished (or cut-short) noop run directories")
+                        help="also report the noop distribution of these finished (or cut-short) noop run directories;"
+                             " a task-case in several of them counts once, from the last run listed (a re-run)")
     parser.add_argument("--parts", default="ceilings,noop,repeat",
                         help="which measurements, comma-separated (a device call may not fit all of them)")
     args = parser.parse_intermixed_args()
@@ -198,9 +199,10 @@ def main() -> int:
         from fastkernels.artifacts import run_rows
 
         try:
-            rows = [row for run in args.noop_rows for row in run_rows(run)]
+            latest = {(row["task"], row["case"]): row for run in args.noop_rows for row in run_rows(run)}
         except ValueError as error:
             parser.error(str(error))
+        rows = list(latest.values())
         summary.update(noop_distribution(rows))
         summary.update(worker_seconds(args.noop_rows))
 

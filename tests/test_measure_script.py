@@ -43,3 +43,15 @@ def test_noop_rows_and_worker_time_of_a_cut_short_run(tmp_path):
     assert "worker time: 16 s for 4 task-cases of 2 tasks = 4.0 s each; slowest: b 10 s, a 6 s" in out
     # the seconds before each line, by phase: a's cases took 3 + 2 s, b's 1 + 8 s, each start-up 1 s
     assert "by phase: case verdict 14 s, torch imported 2 s" in out
+
+
+def test_a_task_case_re_run_later_counts_once_from_the_last_run_listed(tmp_path):
+    for run, speedup in (("first", 1.08), ("rerun", 1.002)):
+        (tmp_path / run).mkdir()
+        (tmp_path / run / "results.jsonl").write_text(
+            json.dumps(_row("a", "c0", speedup, [speedup - 0.01, speedup + 0.01])) + "\n"
+            + (json.dumps(_row("b", "c0", 0.995, [0.99, 1.0])) + "\n" if run == "first" else ""))
+    out = subprocess.run([sys.executable, str(SCRIPT), "--parts", "none", "--noop-rows", str(tmp_path / "first"),
+                          str(tmp_path / "rerun"), "--out", str(tmp_path / "out")],
+                         capture_output=True, text=True, check=True).stdout
+    assert "noop: 2/2 rows PASSED over 2 tasks; median |1-s| = 0.0035, max |1-s| = 0.0050 (b/c0);" in out
