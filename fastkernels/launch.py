@@ -165,4 +165,4 @@ def _run_forked(job_path: str, log_path: str, environment: dict[str, str], row_k
     from fastkernels import phases, worker
 
     phases.restart()
-    sys.exit(worker.main([job_path], row_key))
+    worker.main([job_path], row_key)  # never returns: the warden exits with the worker's status

@@ -21,10 +21,12 @@ from fastkernels.manifest import Manifest
 from fastkernels.phases import LAUNCHED_AT_ENV
 from fastkernels.records import ResultRow, Status
 from fastkernels.row_signing import mac_path, new_key, signed_lines
+from fastkernels.warden import SIGNAL_EXIT_BASE, STRAYS_EXIT
 from fastkernels.worker import WorkerJob, row_base
 
 log = logging.getLogger(__name__)
 POLL_S = 0.2
+WARDEN_WAIT_S = 15.0
 
 
 def run_task(
@@ -53,9 +55,9 @@ def run_task(
     try:
         timed_out = _wait(process, job.harness.timeout_s, rows_path, row_key, reported, on_row)
     except BaseException:  # Ctrl-C or a signal: the worker (its own session) must not outlive the run
-        _kill_group(process)
+        _end_task(process)
         raise
-    _kill_group(process)  # whatever the worker left in its group (its judge, a candidate's stray processes) ends now
+    unanswered = _end_task(process)  # whatever the worker left (its judge, a candidate's processes) ends now
     rows, forged = _read_rows(rows_path, row_key, job.cases)
     if forged:  # ignored, so they earn nothing; not failed, so a stranger writing here cannot sink an honest task
         note = f"the worker's rows file held {forged} line(s) the harness did not write (ignored)"
@@ -70,6 +72,11 @@ def run_task(
         for case in missing:
             rows[case] = ResultRow(**row_base(job, manifest.level, manifest.categories, case, ""), status=status,
                                    reason=reason)
+    escape = _warden_verdict(process.poll(), unanswered, log_path)
+    if escape:  # every case: the escaped processes ran beside all of them
+        log.warning("%s: every case REWARD_HACK: %s", job.task, escape)
+        rows = {case: row.model_copy(update={"status": Status.REWARD_HACK, "reason": escape})
+                for case, row in rows.items()}
     for case in job.cases:
         if case not in reported:
             on_row(rows[case])
@@ -84,7 +91,7 @@ def _wait(
     deadline = time.monotonic() + timeout_s
     while process.poll() is None:
         if time.monotonic() > deadline:
-            _kill_group(process)
+            _end_task(process)
             _report_new(rows_path, row_key, reported, on_row)
             return True
         time.sleep(POLL_S)
@@ -106,12 +113,42 @@ def _report_new(rows_path: Path, row_key: bytes, reported: set[str], on_row: Cal
             on_row(row)
 
 
-def _kill_group(process: WorkerProcess) -> None:
+def _end_task(process: WorkerProcess) -> bool:
+    """Ask the worker's warden to end the task (SIGTERM: it kills the worker's group and every process that left it,
+    then exits: warden.py); kill the warden's group outright if it has not exited within WARDEN_WAIT_S. True when
+    it had to be killed: a warden does not ignore SIGTERM unless something below it stopped it."""
+    if process.poll() is None:  # never signal a pid already reaped: it may belong to another process by now
+        try:
+            os.kill(process.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + WARDEN_WAIT_S
+    while process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    if process.poll() is not None:
+        return False
     try:
         os.killpg(process.pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
     process.wait()
+    return True
+
+
+def _warden_verdict(code: int | None, unanswered: bool, log_path: Path) -> str:
+    """Why the task's rows are a REWARD_HACK by what its warden saw, or "" (warden.py)."""
+    if code == STRAYS_EXIT:
+        said = [line for line in _log_lines(log_path) if line.startswith("warden:")]
+        return ("the candidate left processes running outside its worker's process group (setsid or a daemon), "
+                "where they would outlive the task; the warden " + (said[-1].removeprefix("warden: ") if said
+                                                                     else "killed them (see the log)"))
+    if unanswered:
+        return (f"the worker's warden did not end the task within {WARDEN_WAIT_S:g} s of being asked (stopped from "
+                "below?): processes the candidate started may have escaped")
+    if code is not None and code < 0:
+        return (f"the worker's warden {_describe_exit(code)}, a signal the runner did not send: processes the "
+                "candidate started may have escaped")
+    return ""
 
 
 def _read_rows(rows_path: Path, row_key: bytes, cases: list[str]) -> tuple[dict[str, ResultRow], int]:
@@ -130,14 +167,24 @@ def _read_rows(rows_path: Path, row_key: bytes, cases: list[str]) -> tuple[dict[
 
 
 def _describe_exit(code: int | None) -> str:
-    if code is not None and code < 0:
+    """A warden reports its worker's death by signal N as exit 128 + N; its own death by a signal reads negative."""
+    signum = -code if code is not None and code < 0 else (code - SIGNAL_EXIT_BASE if code and code > SIGNAL_EXIT_BASE
+                                                          else None)
+    if signum is not None:
         try:
-            return f"died of {signal.Signals(-code).name}"
+            return f"died of {signal.Signals(signum).name}"
         except ValueError:
-            return f"died of signal {-code}"
+            return f"died of signal {signum}"
     return f"exited with code {code}"
 
 
+def _log_lines(log_path: Path) -> list[str]:
+    try:
+        return [line.strip() for line in log_path.read_text(errors="replace").splitlines() if line.strip()]
+    except OSError:
+        return []
+
+
 def _last_line(log_path: Path) -> str:
-    lines = [line.strip() for line in log_path.read_text(errors="replace").splitlines() if line.strip()]
+    lines = _log_lines(log_path)
     return lines[-1][:300] if lines else "no output"

@@ -12,7 +12,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from pydantic import BaseModel, ConfigDict
 
@@ -20,6 +20,7 @@ from fastkernels.config import BaselineConfig, HardwareProfile, HarnessConfig
 from fastkernels.phases import phase
 from fastkernels.records import ResultRow, Status
 from fastkernels.row_signing import mac_path, sign
+from fastkernels.warden import run_warded
 
 
 class WorkerJob(BaseModel):
@@ -141,7 +142,7 @@ def make_clock(job: WorkerJob):
     return HostClock(torch.cuda.synchronize if job.device == "cuda" else None)
 
 
-def main(argv: list[str] | None = None, row_key: bytes | None = None) -> int:
+def main(argv: list[str] | None = None, row_key: bytes | None = None) -> NoReturn:
     """`python -m fastkernels.worker JOB.json`, the row key in hex on stdin (or `row_key` from a forked start)."""
     args = sys.argv[1:] if argv is None else argv
     if row_key is None:
@@ -149,9 +150,14 @@ def main(argv: list[str] | None = None, row_key: bytes | None = None) -> int:
         if not row_key:
             raise SystemExit("fastkernels.worker: no row key on stdin (the runner passes one: fastkernels.row_signing)")
     job = WorkerJob.model_validate(json.loads(Path(args[0]).read_text()))
-    run_job(job, row_key)
-    return 0
+    key = row_key
+
+    def score() -> int:
+        run_job(job, key)
+        return 0
+
+    run_warded(score)  # this process stays behind as the worker's warden (warden.py) and exits with its status
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -1,5 +1,6 @@
 """Workers are forked from a pre-imported server by default (launch.py) or executed fresh: either way each task is a
-process of its own, in its own process group, whose crash, hang or exit status the runner sees."""
+warden process leading its own session, over a worker in a process group of its own (warden.py), whose crash, hang
+or exit status the runner sees."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ import pytest
 from fastkernels import launch
 from fastkernels.launch import start_worker
 from fastkernels.records import Status
+from fastkernels.runner import _end_task
+from fastkernels.warden import SIGNAL_EXIT_BASE, children
 from scoring import cpu_job
 from scoring import score as score_dir
 
@@ -36,20 +39,30 @@ def test_both_start_methods_score_an_honest_task(how, tmp_path):
     assert rows and all(row.status is Status.PASSED for row in rows)
 
 
-def test_a_forked_worker_leads_its_own_process_group_with_its_judge(tmp_path):
+def _start_hanging_worker(tmp_path):
+    """A forked task whose candidate hangs, once its worker and judge are both up: (warden, worker)."""
     job, _ = cpu_job(CANDIDATES / "hang", tmp_path)
     job_path, log_path = tmp_path / "job.json", tmp_path / "worker.log"
     job_path.write_text(job.model_dump_json())
     process = start_worker(str(job_path), str(log_path), {**os.environ, "TRITON_INTERPRET": "1"}, "forkserver",
                            bytes(32))
-    started = "judge, clock and cache flush started"
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not (log_path.exists() and started in log_path.read_text()):
+    while time.monotonic() < deadline and not (children(process.pid) and
+                                               len(_living_members(next(iter(children(process.pid))))) == 2):
         time.sleep(0.1)
-    assert started in log_path.read_text()  # the log is the worker's own
-    assert os.getpgid(process.pid) == process.pid != os.getpgid(0)
-    os.killpg(process.pid, signal.SIGKILL)
-    assert process.wait() == -signal.SIGKILL and process.poll() == -signal.SIGKILL
+    (worker,) = children(process.pid)
+    assert len(_living_members(worker)) == 2  # the worker and its judge
+    assert "judge, clock and cache flush started" in log_path.read_text()  # the log is the worker's own
+    return process, worker
+
+
+def test_a_forked_task_is_a_warden_leading_its_own_session_over_a_worker_group_with_its_judge(tmp_path):
+    process, worker = _start_hanging_worker(tmp_path)
+    assert os.getpgid(process.pid) == process.pid != os.getpgid(0)  # the warden: a session of its own
+    assert os.getpgid(worker) == worker  # the worker and its judge: a group of their own below it
+    assert _end_task(process) is False  # asked (SIGTERM), the warden ends the worker's group and exits
+    assert process.poll() == SIGNAL_EXIT_BASE + signal.SIGKILL  # its worker died of SIGKILL
+    assert _living_members(worker) == []
 
 
 def _state(pid: int) -> str | None:
@@ -74,22 +87,15 @@ def _living_members(group: int) -> list[int]:
 
 
 def test_the_judge_does_not_outlive_a_worker_that_dies_alone(tmp_path):
-    """A worker killed by itself (a segfault, not the runner's group kill): its judge sees end-of-file and exits."""
-    job, _ = cpu_job(CANDIDATES / "hang", tmp_path)
-    job_path, log_path = tmp_path / "job.json", tmp_path / "worker.log"
-    job_path.write_text(job.model_dump_json())
-    process = start_worker(str(job_path), str(log_path), {**os.environ, "TRITON_INTERPRET": "1"}, "forkserver",
-                           bytes(32))
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and len(_living_members(process.pid)) < 2:
-        time.sleep(0.1)
-    assert len(_living_members(process.pid)) == 2  # the worker and its judge
-    os.kill(process.pid, signal.SIGKILL)  # the worker alone
-    process.wait()
+    """A worker killed by itself (a segfault, not the runner's request): its group, judge included, ends with it and
+    the warden reports the worker's signal."""
+    process, worker = _start_hanging_worker(tmp_path)
+    os.kill(worker, signal.SIGKILL)  # the worker alone
+    assert process.wait() == SIGNAL_EXIT_BASE + signal.SIGKILL
     deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and _living_members(process.pid):
+    while time.monotonic() < deadline and _living_members(worker):
         time.sleep(0.1)
-    assert _living_members(process.pid) == []
+    assert _living_members(worker) == []
 
 
 def test_a_cpu_run_forks_workers_whose_triton_runs_interpreted(tmp_path):
@@ -114,8 +120,7 @@ def test_a_worker_needing_another_import_time_environment_than_the_server_is_exe
     try:
         assert isinstance(process, subprocess.Popen)
     finally:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
+        _end_task(process)
 
 
 @pytest.mark.parametrize("cache, expected", [(True, "1"), (False, None)])

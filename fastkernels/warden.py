@@ -1,0 +1,160 @@
+"""The warden: the process a worker runs under, so that nothing a candidate starts outlives its task unseen.
+
+The runner ends a task by killing the worker's process group: its judge, Inductor's compile pool, a candidate's
+subprocesses. A child that calls setsid, or a double-forked daemon, leaves that group: it would outlive the task,
+free to load the GPU while later tasks are timed or to rewrite the run directory afterwards. So the process the
+runner starts is a warden: it marks itself a child subreaper (Linux `prctl(PR_SET_CHILD_SUBREAPER)`), which makes
+every process orphaned below it its child instead of init's, and forks the worker into a process group of its own.
+When the worker exits, or the runner asks to end the task (SIGTERM), the warden kills the worker's group, then every
+process still below it (strays: they had left the group), and exits with STRAYS_EXIT if there were any, otherwise
+with the worker's status (128 + N for a worker killed by signal N). A warden that dies of a signal the runner did
+not send was killed from below: the runner treats that as a hack too (runner.py), and the kernel kills the worker
+with it (PR_SET_PDEATHSIG). The warden runs no candidate code.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import sys
+import time
+from typing import Callable, NoReturn
+
+STRAYS_EXIT = 86  # the warden killed processes that had left the worker's process group
+SIGNAL_EXIT_BASE = 128  # the warden exits 128 + N when its worker was killed by signal N (as shells report it)
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+STRAY_WAIT_S = 5.0
+
+
+def _prctl(option: int, value: int) -> bool:
+    if not sys.platform.startswith("linux"):
+        return False
+    return ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0) == 0
+
+
+def become_subreaper() -> bool:
+    """Mark this process a child subreaper; False where the kernel has no such thing (not Linux)."""
+    return _prctl(PR_SET_CHILD_SUBREAPER, 1)
+
+
+def children(pid: int) -> dict[int, int]:
+    """The live children of `pid` (zombies aside) and each one's process group, read from /proc."""
+    found: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+        except OSError:  # gone meanwhile
+            continue
+        state, parent, group = fields[0], int(fields[1]), int(fields[2])
+        if parent == pid and state != b"Z":
+            found[int(entry)] = group
+    return found
+
+
+def command_line(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+            return cmdline.read().replace(b"\0", b" ").decode(errors="replace").strip()[:120]
+    except OSError:
+        return "?"
+
+
+def run_warded(work: Callable[[], int]) -> NoReturn:
+    """Run `work` in a worker process forked below this one and ward it (see the module docstring); never returns."""
+    subreaper = become_subreaper()
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    warden = os.getpid()
+    worker = os.fork()
+    if worker == 0:
+        os._exit(_work(work, warden))
+    try:
+        os.setpgid(worker, worker)  # also done by the worker: whichever runs first, SIGTERM finds the group
+    except OSError:
+        pass
+    signal.signal(signal.SIGTERM, lambda signum, frame: _kill_group(worker))
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the runner, which asks through SIGTERM
+    _, status = os.waitpid(worker, 0)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    _kill_group(worker)  # what the worker left in its group: its judge, a compile pool, plain subprocesses
+    strays = _kill_strays(worker) if subreaper else []
+    if strays:
+        print(f"warden: killed {len(strays)} stray process(es): "
+              + "; ".join(strays), file=sys.stderr, flush=True)
+        os._exit(STRAYS_EXIT)
+    if os.WIFSIGNALED(status):
+        os._exit(SIGNAL_EXIT_BASE + os.WTERMSIG(status))
+    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
+
+
+def _work(work: Callable[[], int], warden: int) -> int:
+    """The worker side of the fork: its own process group, killed by the kernel if its warden dies (a worker that
+    kills its warden does not go on unwatched), the runner's signals back to their defaults."""
+    os.setpgid(0, 0)
+    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != warden:  # the warden died before the line above
+        return SIGNAL_EXIT_BASE + signal.SIGKILL
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    code: int = 1
+    try:
+        code = work()
+    except SystemExit as done:
+        code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+        if done.code is not None and not isinstance(done.code, int):
+            print(done.code, file=sys.stderr)
+    except BaseException:  # noqa: BLE001 - reported in the log like an uncaught exception, then exit 1
+        import traceback
+
+        traceback.print_exc()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001 - a closed stream: nothing left to say
+            pass
+    return code
+
+
+def _kill_group(group: int) -> None:
+    try:
+        os.killpg(group, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _kill_strays(worker: int) -> list[str]:
+    """Kill every process still below this one outside the worker's group (killed members of the group that were
+    orphaned here are not strays), and the processes their deaths orphan in turn; describe the strays."""
+    strays: list[str] = []
+    seen: set[int] = set()
+    deadline = time.monotonic() + STRAY_WAIT_S
+    while time.monotonic() < deadline:
+        below = children(os.getpid())
+        for pid, group in below.items():
+            if group != worker and pid not in seen:
+                seen.add(pid)
+                strays.append(f"pid {pid} ({command_line(pid)})")
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        _reap()
+        if not below:
+            break
+        time.sleep(0.01)
+    return strays
+
+
+def _reap() -> None:
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
