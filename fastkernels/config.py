@@ -105,6 +105,7 @@ class HarnessConfig(Strict):
     review_speedup: float = Field(default=10.0, gt=1)
     cuda_graphs: bool = True
     time_eager: bool = False
+    keep_call_times: bool = False
     timeout_s: float = Field(gt=0)
     worker_start: Literal["forkserver", "exec"] = "forkserver"
     cache_autotuning: bool = True

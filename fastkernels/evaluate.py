@@ -32,7 +32,7 @@ from fastkernels.integrity import Integrity
 from fastkernels.judge import JudgeClient, JudgeError
 from fastkernels.phases import phase
 from fastkernels.plan import Impl, TaskPlan, Unusable, one_line
-from fastkernels.records import ResultRow, Status
+from fastkernels.records import CallTimes, ResultRow, Status
 from fastkernels.roofline import roofline_fields
 from fastkernels.stream_escape import StreamEscape
 from fastkernels.timing import (
@@ -144,7 +144,7 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
         escape = StreamEscape(ctx.clock)
         clocks_before = ctx.read_clocks() if ctx.read_clocks is not None else None
         try:
-            samples = _time_adaptively(ctx, calls, sets, label, recheck, escape, judge_fresh)
+            samples, call_times = _time_adaptively(ctx, calls, sets, label, recheck, escape, judge_fresh)
         except CaseFailure:
             raise
         except Exception as error:  # noqa: BLE001 - failing only while timed is still the candidate's failure
@@ -168,6 +168,8 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
         baseline_spread=base.spread, samples=len(samples["baseline"]), baseline_error=baseline_errors[chosen],
         timing=ctx.clock.name, sync_lag_ms=sync_lag_ms, **graph,
     )
+    if ctx.harness.keep_call_times:
+        fields["call_times"] = call_times
     if clocks_before is not None and clocks_after is not None:
         fields["throttled"] = throttled(clocks_before, clocks_after)
         fields["sm_mhz"] = (clocks_before.sm_mhz, clocks_after.sm_mhz)
@@ -196,10 +198,14 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
 
 def _time_adaptively(
     ctx: CaseContext, calls, sets, label: str, recheck: TimedRecheck, escape: StreamEscape, judge_fresh: JudgeFresh
-) -> dict[str, list[float]]:
+) -> tuple[dict[str, list[float]], CallTimes]:
     """`iterations` interleaved timings, then doubling batches until the speedup interval is tight enough; each
-    batch's picked candidate outputs are judged when it ends."""
+    batch's picked candidate outputs are judged when it ends. Also returns the calls' record (`call_times`)."""
     harness = ctx.harness
+    first: list[str] = []
+    rechecked: list[int] = []
+    if "candidate" in calls:
+        rechecked.extend(sorted(recheck.picked))
 
     def observe(name: str, index: int, inputs: Inputs, output: Any) -> None:
         recheck.observe(name, index, inputs, output)
@@ -209,17 +215,23 @@ def _time_adaptively(
         return recheck_count(harness.rechecks, iterations) if "candidate" in calls else 0
 
     samples = time_interleaved(calls, sets, ctx.clock, harness.warmup, harness.iterations, label,
-                               prepare=recheck.prepare, observe=observe)
+                               prepare=recheck.prepare, observe=observe, first_log=first)
     recheck.verify(judge_fresh, expected(harness.iterations))
 
     def more(count: int) -> dict[str, list[float]]:
         recheck.start_batch(count)
-        added = time_interleaved(calls, sets, ctx.clock, 0, count, label, prepare=recheck.prepare, observe=observe)
+        if "candidate" in calls:
+            rechecked.extend(len(first) + index for index in sorted(recheck.picked))
+        added = time_interleaved(calls, sets, ctx.clock, 0, count, label, prepare=recheck.prepare, observe=observe,
+                                 first_log=first)
         recheck.verify(judge_fresh, expected(count))
         return added
 
-    return extend_until_tight(samples, more, harness.target_ci, harness.max_iterations, harness.max_timing_s,
-                              harness.seed)
+    samples = extend_until_tight(samples, more, harness.target_ci, harness.max_iterations, harness.max_timing_s,
+                                 harness.seed)
+    record = CallTimes(baseline_ms=samples["baseline"], candidate_ms=samples.get("candidate", []),
+                       first=first, rechecked=rechecked, input_sets=len(sets))
+    return samples, record
 
 
 def _asking(ask: Callable[..., Any]) -> Callable[..., Any]:

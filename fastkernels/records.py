@@ -41,6 +41,28 @@ class ErrorMetrics(BaseModel):
     rtol: float
 
 
+class CallTimes(BaseModel):
+    """Every timed call of a row's eager timing, in call order (`harness.keep_call_times`): what the speedup was
+    computed from, for anyone who wants their own statistics or to see why a row moved."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    baseline_ms: list[float]
+    candidate_ms: list[float]  # empty without a candidate
+    first: list[Literal["baseline", "candidate"]]  # which one ran first in each iteration
+    rechecked: list[int]  # iterations whose candidate output was rechecked against a fresh reference
+    input_sets: int  # iteration i ran on rotated input set i mod input_sets
+
+    @model_validator(mode="after")
+    def _one_entry_per_iteration(self) -> "CallTimes":
+        iterations = len(self.baseline_ms)
+        if len(self.first) != iterations or len(self.candidate_ms) not in (0, iterations):
+            raise ValueError(f"call times need one entry per iteration ({iterations}) in candidate_ms and first")
+        if any(not 0 <= index < iterations for index in self.rechecked):
+            raise ValueError("rechecked names an iteration that was not timed")
+        return self
+
+
 class ResultRow(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -85,6 +107,7 @@ class ResultRow(BaseModel):
     # GPU only: how long the device stayed busy after the timed stream finished, at the 60th percentile of the calls,
     # (baseline, candidate): what the stream-escape check compared (fastkernels.stream_escape).
     sync_lag_ms: tuple[float, float] | None = None
+    call_times: CallTimes | None = None
 
     @model_validator(mode="after")
     def _fields_follow_status(self) -> "ResultRow":

@@ -123,12 +123,14 @@ def time_interleaved(
     prepare: Callable[[str, int, Any], None] | None = None,
     observe: Callable[[str, int, Any, Any], None] | None = None,
     order_rng: random.Random | None = None,
+    first_log: list[str] | None = None,
 ) -> dict[str, list[float]]:
     """Time every implementation in `calls` on rotated input `sets`; see the module docstring for the protocol.
 
     `prepare(name, iteration, inputs)` runs untimed before each timed call (refresh inputs, flush the cache);
     `observe(name, iteration, inputs, output)` runs untimed after it (recheck outputs). Outputs are not kept.
-    `order_rng` draws each pair's first order (`ALTERNATE`: always the order of `calls`, for diagnosis).
+    `order_rng` draws each pair's first order (`ALTERNATE`: always the order of `calls`, for diagnosis);
+    `first_log`, when given, gets the name that ran first in each iteration.
     """
     names = list(calls)
     iterations = paired_count(iterations)
@@ -144,6 +146,8 @@ def time_interleaved(
         else:
             order = order[::-1]
         inputs = sets[index % len(sets)]
+        if first_log is not None:
+            first_log.append(order[0])
         for name in order:
             produced: list[Any] = []
             before = (lambda: prepare(name, index, inputs)) if prepare is not None else None

@@ -1,0 +1,92 @@
+"""Why did a row's speedup land where it did? Reads the calls a run kept (`harness.keep_call_times=true`).
+
+For each chosen row it prints the speedup by the harness's estimator beside other estimators of the same calls, and
+splits the calls by what could tie a slow call to one side: which implementation ran first in its iteration, the
+input set, whether the candidate's output was rechecked (a copy taken around that call), and the run's halves. A
+split whose medians differ between the two implementations names the cause; a row whose estimators disagree has
+calls of two (or more) speeds, where a median jumps between modes.
+
+Usage: python scripts/call_times.py RUN_DIR [TASK[/CASE] ...]   (default: every row that kept its calls)
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from fastkernels.artifacts import run_rows  # noqa: E402
+from fastkernels.records import CallTimes  # noqa: E402
+
+
+def estimators(baseline: np.ndarray, candidate: np.ndarray) -> dict[str, float]:
+    """Speedup estimators over the same paired calls (the harness reports the first)."""
+    logs = np.sort(np.log(baseline / candidate))
+    trim = len(logs) // 4
+    return {
+        "median of ratios": float(np.exp(np.median(logs))),
+        "ratio of medians": float(np.median(baseline) / np.median(candidate)),
+        "interquartile mean of log ratios": float(np.exp(logs[trim:len(logs) - trim].mean())),
+        "mean of log ratios": float(np.exp(logs.mean())),
+    }
+
+
+def splits(times: CallTimes) -> dict[str, np.ndarray]:
+    """Boolean masks over iterations, one per way of splitting them."""
+    n = len(times.baseline_ms)
+    index = np.arange(n)
+    rechecked = np.zeros(n, dtype=bool)
+    rechecked[times.rechecked] = True
+    masks = {"baseline ran first": np.array([first == "baseline" for first in times.first]),
+             "rechecked": rechecked, "second half": index >= n // 2}
+    masks.update({f"input set {k}": index % times.input_sets == k for k in range(times.input_sets)})
+    return masks
+
+
+def describe(label: str, times: CallTimes) -> list[str]:
+    baseline, candidate = np.asarray(times.baseline_ms) * 1e3, np.asarray(times.candidate_ms) * 1e3
+    lines = [f"{label}: {len(baseline)} iterations, baseline median {np.median(baseline):.2f} us, candidate "
+             f"{np.median(candidate):.2f} us"]
+    lines += [f"  {name:34s} {value:.4f}" for name, value in estimators(baseline, candidate).items()]
+    for name, mask in splits(times).items():
+        if mask.all() or not mask.any():
+            continue
+        parts = []
+        for side, values in (("baseline", baseline), ("candidate", candidate)):
+            parts.append(f"{side} {np.median(values[mask]):.2f} us (else {np.median(values[~mask]):.2f})")
+        ratio = np.median(baseline[mask] / candidate[mask])
+        lines.append(f"  {name:22s} ({mask.sum():3d} of {len(mask)}): {', '.join(parts)}; "
+                     f"median ratio there {ratio:.4f}")
+    for side, values in (("baseline", baseline), ("candidate", candidate)):
+        q = np.percentile(values, [5, 25, 50, 75, 95])
+        lines.append(f"  {side:9s} percentiles 5/25/50/75/95: " + " ".join(f"{v:.2f}" for v in q) + " us")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("run", type=Path)
+    parser.add_argument("rows", nargs="*", help="TASK or TASK/CASE (default: every row with call_times)")
+    args = parser.parse_args(argv)
+    try:
+        rows = run_rows(args.run)
+    except ValueError as error:
+        parser.error(str(error))
+    kept = [row for row in rows if row.get("call_times") and row["call_times"]["candidate_ms"]]
+    if args.rows:
+        kept = [row for row in kept if row["task"] in args.rows or f"{row['task']}/{row['case']}" in args.rows]
+    if not kept:
+        parser.error(f"{args.run}: no matching row kept its calls (run with harness.keep_call_times=true)")
+    for row in kept:
+        print("\n".join(describe(f"{row['task']}/{row['case']} [{row.get('baseline_impl')}] speedup "
+                                 f"{row['speedup']:.4f}", CallTimes.model_validate(row["call_times"]))))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
