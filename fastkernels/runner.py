@@ -52,12 +52,13 @@ def run_task(
     log_path = work_dir / f"{job.task}.log"
     process = start_worker(str(job_path), str(log_path), environment, job.harness.worker_start, row_key)
     reported: set[str] = set()
+    ending: set[str] = set()  # what _end_task had to do: "asked" (SIGTERM sent), "killed" (no answer in time)
     try:
-        timed_out = _wait(process, job.harness.timeout_s, rows_path, row_key, reported, on_row)
+        timed_out = _wait(process, job.harness.timeout_s, rows_path, row_key, reported, on_row, ending)
     except BaseException:  # Ctrl-C or a signal: the worker (its own session) must not outlive the run
-        _end_task(process)
+        _end_task(process, ending)
         raise
-    unanswered = _end_task(process)  # whatever the worker left (its judge, a candidate's processes) ends now
+    _end_task(process, ending)  # whatever the worker left (its judge, a candidate's processes) ends now
     rows, forged = _read_rows(rows_path, row_key, job.cases)
     if forged:  # ignored, so they earn nothing; not failed, so a stranger writing here cannot sink an honest task
         note = f"the worker's rows file held {forged} line(s) the harness did not write (ignored)"
@@ -72,7 +73,7 @@ def run_task(
         for case in missing:
             rows[case] = ResultRow(**row_base(job, manifest.level, manifest.categories, case, ""), status=status,
                                    reason=reason)
-    escape = _warden_verdict(process.poll(), unanswered, log_path)
+    escape = _warden_verdict(process.poll(), ending, log_path)
     if escape:  # every case: the escaped processes ran beside all of them
         log.warning("%s: every case REWARD_HACK: %s", job.task, escape)
         rows = {case: row.model_copy(update={"status": Status.REWARD_HACK, "reason": escape})
@@ -85,13 +86,13 @@ def run_task(
 
 def _wait(
     process: WorkerProcess, timeout_s: float, rows_path: Path, row_key: bytes, reported: set[str],
-    on_row: Callable[[ResultRow], None],
+    on_row: Callable[[ResultRow], None], ending: set[str],
 ) -> bool:
     """Wait for the worker, reporting its rows as cases finish; True when it was killed at the deadline."""
     deadline = time.monotonic() + timeout_s
     while process.poll() is None:
         if time.monotonic() > deadline:
-            _end_task(process)
+            _end_task(process, ending)
             _report_new(rows_path, row_key, reported, on_row)
             return True
         time.sleep(POLL_S)
@@ -113,11 +114,12 @@ def _report_new(rows_path: Path, row_key: bytes, reported: set[str], on_row: Cal
             on_row(row)
 
 
-def _end_task(process: WorkerProcess) -> bool:
+def _end_task(process: WorkerProcess, ending: set[str]) -> None:
     """Ask the worker's warden to end the task (SIGTERM: it kills the worker's group and every process that left it,
-    then exits: warden.py); kill the warden's group outright if it has not exited within WARDEN_WAIT_S. True when
-    it had to be killed: a warden does not ignore SIGTERM unless something below it stopped it."""
+    then exits: warden.py) and note "asked" in `ending`; kill the warden's group outright if it has not exited
+    within WARDEN_WAIT_S and note "killed": a warden does not ignore SIGTERM unless something below it stopped it."""
     if process.poll() is None:  # never signal a pid already reaped: it may belong to another process by now
+        ending.add("asked")
         try:
             os.kill(process.pid, signal.SIGTERM)
         except ProcessLookupError:
@@ -126,25 +128,27 @@ def _end_task(process: WorkerProcess) -> bool:
     while process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.01)
     if process.poll() is not None:
-        return False
+        return
+    ending.add("killed")
     try:
         os.killpg(process.pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
     process.wait()
-    return True
 
 
-def _warden_verdict(code: int | None, unanswered: bool, log_path: Path) -> str:
+def _warden_verdict(code: int | None, ending: set[str], log_path: Path) -> str:
     """Why the task's rows are a REWARD_HACK by what its warden saw, or "" (warden.py)."""
     if code == STRAYS_EXIT:
         said = [line for line in _log_lines(log_path) if line.startswith("warden:")]
         return ("the candidate left processes running outside its worker's process group (setsid or a daemon), "
                 "where they would outlive the task; the warden " + (said[-1].removeprefix("warden: ") if said
                                                                      else "killed them (see the log)"))
-    if unanswered:
+    if "killed" in ending:
         return (f"the worker's warden did not end the task within {WARDEN_WAIT_S:g} s of being asked (stopped from "
                 "below?): processes the candidate started may have escaped")
+    if code == -signal.SIGTERM and "asked" in ending:  # asked before it was warding (still starting): no hack
+        return ""
     if code is not None and code < 0:
         return (f"the worker's warden {_describe_exit(code)}, a signal the runner did not send: processes the "
                 "candidate started may have escaped")

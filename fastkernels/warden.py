@@ -70,6 +70,16 @@ def run_warded(work: Callable[[], int]) -> NoReturn:
     for stream in (sys.stdout, sys.stderr):
         stream.flush()
     warden = os.getpid()
+    asked: list[bool] = []
+    workers: list[int] = []
+
+    def end_task(signum: int, frame: object) -> None:  # the runner's request (or a worker's SIGTERM: the same)
+        asked.append(True)
+        for group in workers:
+            _kill_group(group)
+
+    signal.signal(signal.SIGTERM, end_task)  # before the fork: a request at any moment is answered
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the runner, which asks through SIGTERM
     worker = os.fork()
     if worker == 0:
         os._exit(_work(work, warden))
@@ -77,8 +87,9 @@ def run_warded(work: Callable[[], int]) -> NoReturn:
         os.setpgid(worker, worker)  # also done by the worker: whichever runs first, SIGTERM finds the group
     except OSError:
         pass
-    signal.signal(signal.SIGTERM, lambda signum, frame: _kill_group(worker))
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the runner, which asks through SIGTERM
+    workers.append(worker)
+    if asked:  # asked between the fork and the line above
+        _kill_group(worker)
     _, status = os.waitpid(worker, 0)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     _kill_group(worker)  # what the worker left in its group: its judge, a compile pool, plain subprocesses

@@ -60,7 +60,9 @@ def test_a_forked_task_is_a_warden_leading_its_own_session_over_a_worker_group_w
     process, worker = _start_hanging_worker(tmp_path)
     assert os.getpgid(process.pid) == process.pid != os.getpgid(0)  # the warden: a session of its own
     assert os.getpgid(worker) == worker  # the worker and its judge: a group of their own below it
-    assert _end_task(process) is False  # asked (SIGTERM), the warden ends the worker's group and exits
+    ending: set[str] = set()
+    _end_task(process, ending)
+    assert ending == {"asked"}  # asked (SIGTERM), the warden ended the worker's group and exited in time
     assert process.poll() == SIGNAL_EXIT_BASE + signal.SIGKILL  # its worker died of SIGKILL
     assert _living_members(worker) == []
 
@@ -120,7 +122,7 @@ def test_a_worker_needing_another_import_time_environment_than_the_server_is_exe
     try:
         assert isinstance(process, subprocess.Popen)
     finally:
-        _end_task(process)
+        _end_task(process, set())
 
 
 @pytest.mark.parametrize("cache, expected", [(True, "1"), (False, None)])
