@@ -6,7 +6,8 @@ input set, whether the candidate's output was rechecked (a copy taken around tha
 split whose medians differ between the two implementations names the cause; a row whose estimators disagree has
 calls of two (or more) speeds, where a median jumps between modes.
 
-Usage: python scripts/call_times.py RUN_DIR [TASK[/CASE] ...]   (default: every row that kept its calls)
+Usage: python scripts/call_times.py RUN_DIR [TASK[/CASE] ...] [--over 0.02]
+(default: every row that kept its calls; --over: only rows whose speedup is further than that from 1)
 """
 
 from __future__ import annotations
@@ -72,6 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run", type=Path)
     parser.add_argument("rows", nargs="*", help="TASK or TASK/CASE (default: every row with call_times)")
+    parser.add_argument("--over", type=float, default=0.0, help="only rows with |1 - speedup| above this")
     args = parser.parse_args(argv)
     try:
         rows = run_rows(args.run)
@@ -82,6 +84,10 @@ def main(argv: list[str] | None = None) -> int:
         kept = [row for row in kept if row["task"] in args.rows or f"{row['task']}/{row['case']}" in args.rows]
     if not kept:
         parser.error(f"{args.run}: no matching row kept its calls (run with harness.keep_call_times=true)")
+    far = [row for row in kept if abs(1 - row["speedup"]) > args.over]
+    if not far:
+        print(f"{len(kept)} row(s) kept their calls; none has a speedup further than {args.over:g} from 1")
+    kept = far
     for row in kept:
         print("\n".join(describe(f"{row['task']}/{row['case']} [{row.get('baseline_impl')}] speedup "
                                  f"{row['speedup']:.4f}", CallTimes.model_validate(row["call_times"]))))

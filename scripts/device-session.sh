@@ -8,6 +8,8 @@
 #   diagnose    scripts/diagnose_noop.py on the noop rows that still move on the H200 (timestep_embedding's
 #               dit_xl2_train_256 and sdxl_time_proj_2 under Inductor, with 6 lottery instances each), or on
 #               "$FK_DIAGNOSE" ("TASK CASE [--impl N] [--lottery K]")
+#   calls       noop over $FK_TASKS keeping every timed call (harness.keep_call_times), as the harness runs and
+#               with rechecks=0; scripts/call_times.py on each row further than 2% from 1, in $OUT/calls.txt
 #   warm        compile and autotune $FK_TASKS once with cheap timing (3 calls a case), rows discarded: what a
 #               timed step after it then measures is the harness, not Inductor's and Triton's first compiles
 # Usage: bash scripts/device-session.sh STEP [STEP ...]; extra Hydra overrides in FK_OVERRIDES. With FK_CACHE=DIR
@@ -51,10 +53,20 @@ for step in "$@"; do
         read -r -a words <<< "$target"
         timeout "${FK_RUN_TIMEOUT:-120}" python3 scripts/diagnose_noop.py "${words[@]}" 2>&1 | tee -a "$out/diagnose.txt"
       done ;;
+    calls)
+      for variant in default harness.rechecks=0; do
+        extra=(); [ "$variant" = default ] || extra=("$variant")
+        timeout "${FK_RUN_TIMEOUT:-240}" python3 -m fastkernels hardware=h200 "${tasks[@]}" agent=noop \
+          hydra.run.dir="$out/calls-${variant##*=}" harness.keep_call_times=true "${overrides[@]}" "${extra[@]}" \
+          2>&1 | tail -1
+        { echo "== $variant"; python3 scripts/call_times.py "$out/calls-${variant##*=}" --over 0.02 2>&1; } \
+          | tee -a "$out/calls.txt"
+      done
+      tar czf "$out/calls.tgz" -C "$out" calls-default calls-0 && rm -rf "$out"/calls-default "$out"/calls-0 ;;
     ceilings|repeat)
       timeout "${FK_RUN_TIMEOUT:-300}" python3 scripts/measure.py hardware=h200 --parts "$step" --out /tmp/measure \
         harness.cuda_graphs=false "${overrides[@]}" 2>&1 | tee -a "$out/measure.txt" ;;
-    *) echo "unknown step $step (gpu-tests, noop, reference, ceilings, repeat, warm, diagnose)"; exit 2 ;;
+    *) echo "unknown step $step (gpu-tests, noop, reference, ceilings, repeat, warm, diagnose, calls)"; exit 2 ;;
   esac
   echo "step $step: $(( $(date +%s) - start )) s"
 done

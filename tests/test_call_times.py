@@ -64,3 +64,6 @@ def test_the_call_times_script_splits_a_rows_calls_and_compares_estimators(tmp_p
     assert "ratio of medians                   1.1000" in out
     assert "baseline ran first     (  8 of 16): baseline 12.00 us (else 10.00), candidate 10.00 us (else 10.00)" in out
     assert "median ratio there 1.2000" in out
+    quiet = subprocess.run([sys.executable, str(script), str(run), "--over", "0.2"], capture_output=True, text=True,
+                           check=True).stdout
+    assert quiet.strip() == "1 row(s) kept their calls; none has a speedup further than 0.2 from 1"
