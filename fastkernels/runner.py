@@ -1,7 +1,9 @@
 """Runs one worker process per task, with a timeout, and turns every way a worker can die into result rows.
 
 Cases a worker did not report get TIMEOUT (killed at the deadline) or RUNTIME_ERROR naming the exit code or
-signal and the last line of the worker's log, so the run always has one row per selected (task, case).
+signal and the last line of the worker's log, so the run always has one row per selected (task, case). The process
+started is the worker's warden (warden.py): when it killed processes that had left the worker's process group, or
+was itself killed or stopped from below, every case of the task is a REWARD_HACK.
 """
 
 from __future__ import annotations
