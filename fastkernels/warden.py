@@ -67,6 +67,9 @@ def command_line(pid: int) -> str:
 def run_warded(work: Callable[[], int]) -> NoReturn:
     """Run `work` in a worker process forked below this one and ward it (see the module docstring); never returns."""
     subreaper = become_subreaper()
+    if not subreaper:
+        print("warden: this kernel makes no child subreaper (not Linux, or prctl refused): processes that leave the "
+              "worker's process group are not caught", file=sys.stderr)
     for stream in (sys.stdout, sys.stderr):
         stream.flush()
     warden = os.getpid()
