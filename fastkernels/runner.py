@@ -75,6 +75,11 @@ def run_task(
         for case in missing:
             rows[case] = ResultRow(**row_base(job, manifest.level, manifest.categories, case, ""), status=status,
                                    reason=reason)
+    gpu_note = next((line.removeprefix("warden: ") for line in reversed(_log_lines(log_path))
+                     if line.startswith("warden: GPU contexts below the worker")), "")
+    if gpu_note:  # reviewed, not failed, until the device shows which honest processes hold contexts
+        rows = {case: row.model_copy(update={"review": "; ".join(filter(None, (row.review, gpu_note)))})
+                for case, row in rows.items()}
     escape = _warden_verdict(process.poll(), ending, log_path)
     if escape:  # every case: the escaped processes ran beside all of them
         log.warning("%s: every case REWARD_HACK: %s", job.task, escape)

@@ -9,7 +9,8 @@ When the worker exits, or the runner asks to end the task (SIGTERM), the warden 
 process still below it (strays: they had left the group), and exits with STRAYS_EXIT if there were any, otherwise
 with the worker's status (128 + N for a worker killed by signal N). A warden that dies of a signal the runner did
 not send was killed from below: the runner treats that as a hack too (runner.py), and the kernel kills the worker
-with it (PR_SET_PDEATHSIG). The warden runs no candidate code.
+with it (PR_SET_PDEATHSIG). Where NVML reads a GPU, the warden also notes processes below it that hold a GPU
+context besides the worker and its judge (gpu_processes.py). The warden runs no candidate code.
 """
 
 from __future__ import annotations
@@ -21,11 +22,15 @@ import sys
 import time
 from typing import Callable, NoReturn
 
+from fastkernels import gpu_processes
+from fastkernels.gpu_processes import GpuWatch, command_line
+
 STRAYS_EXIT = 86  # the warden killed processes that had left the worker's process group
 SIGNAL_EXIT_BASE = 128  # the warden exits 128 + N when its worker was killed by signal N (as shells report it)
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 STRAY_WAIT_S = 5.0
+GPU_POLL_S = 1.0  # NVML process lists, read this often while the worker runs (gpu_processes.py)
 
 
 def _prctl(option: int, value: int) -> bool:
@@ -56,14 +61,6 @@ def children(pid: int) -> dict[int, int]:
     return found
 
 
-def command_line(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
-            return cmdline.read().replace(b"\0", b" ").decode(errors="replace").strip()[:120]
-    except OSError:
-        return "?"
-
-
 def run_warded(work: Callable[[], int]) -> NoReturn:
     """Run `work` in a worker process forked below this one and ward it (see the module docstring); never returns."""
     subreaper = become_subreaper()
@@ -83,9 +80,13 @@ def run_warded(work: Callable[[], int]) -> NoReturn:
 
     signal.signal(signal.SIGTERM, end_task)  # before the fork: a request at any moment is answered
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the runner, which asks through SIGTERM
+    vouch_read, vouch_write = os.pipe()  # the worker names its children through it once, before candidate code
     worker = os.fork()
     if worker == 0:
+        os.close(vouch_read)
+        gpu_processes._vouch_fd = vouch_write
         os._exit(_work(work, warden))
+    os.close(vouch_write)
     try:
         os.setpgid(worker, worker)  # also done by the worker: whichever runs first, SIGTERM finds the group
     except OSError:
@@ -93,10 +94,13 @@ def run_warded(work: Callable[[], int]) -> NoReturn:
     workers.append(worker)
     if asked:  # asked between the fork and the line above
         _kill_group(worker)
-    _, status = os.waitpid(worker, 0)
+    watch = GpuWatch(warden, worker, vouch_read)
+    status = _wait(worker, watch)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     _kill_group(worker)  # what the worker left in its group: its judge, a compile pool, plain subprocesses
     strays = _kill_strays(worker) if subreaper else []
+    if watch.report():
+        print(watch.report(), file=sys.stderr, flush=True)
     if strays:
         print(f"warden: killed {len(strays)} stray process(es): "
               + "; ".join(strays), file=sys.stderr, flush=True)
@@ -104,6 +108,21 @@ def run_warded(work: Callable[[], int]) -> NoReturn:
     if os.WIFSIGNALED(status):
         os._exit(SIGNAL_EXIT_BASE + os.WTERMSIG(status))
     os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
+
+
+def _wait(worker: int, watch: GpuWatch) -> int:
+    """The worker's wait status; where NVML reads a GPU, polling it every GPU_POLL_S meanwhile."""
+    if not watch.active:
+        return os.waitpid(worker, 0)[1]
+    polled = 0.0
+    while True:
+        pid, status = os.waitpid(worker, os.WNOHANG)
+        if pid:
+            return status
+        if time.monotonic() - polled >= GPU_POLL_S:
+            polled = time.monotonic()
+            watch.poll()
+        time.sleep(0.02)
 
 
 def _work(work: Callable[[], int], warden: int) -> int:

@@ -20,6 +20,7 @@ from fastkernels.config import BaselineConfig, HardwareProfile, HarnessConfig
 from fastkernels.phases import phase
 from fastkernels.records import ResultRow, Status
 from fastkernels.row_signing import mac_path, sign
+from fastkernels.gpu_processes import vouch_for_children
 from fastkernels.warden import run_warded
 
 
@@ -89,6 +90,7 @@ def run_job(job: WorkerJob, row_key: bytes) -> None:
             flush, note = cache_flush(job.device, job.profile.l2_cache_mb)
             phase(note)
         phase("judge, clock and cache flush started")
+        vouch_for_children()  # before any candidate code: the processes below this one allowed on the GPU
         _score_cases(job, registry, manifest, device_name, candidate_dir, clock, flush, judge, write_row)
     finally:
         judge.close()

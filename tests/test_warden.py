@@ -1,6 +1,8 @@
 """The warden (warden.py) runs a worker below it and exits with the worker's status, unless something the worker
 started left its process group: then it kills that too and exits STRAYS_EXIT. The runner reads those exits, and a
-warden killed from below, as REWARD_HACK (runner._warden_verdict)."""
+warden killed from below, as REWARD_HACK (runner._warden_verdict). Where NVML reads a GPU (a fake one here), the
+warden also names processes below the worker, other than those it vouched for before candidate code, that hold a GPU
+context; the runner puts that in every row's review."""
 
 from __future__ import annotations
 
@@ -17,15 +19,20 @@ from fastkernels.runner import _warden_verdict
 from fastkernels.warden import SIGNAL_EXIT_BASE, STRAYS_EXIT
 
 
-def _warded(body: str, tmp_path: Path) -> subprocess.CompletedProcess:
-    """Run `body` (the worker's work, returning an exit code) under a warden in a fresh interpreter."""
+def _warded(body: str, tmp_path: Path, fake_nvml: bool = False) -> subprocess.CompletedProcess:
+    """Run `body` (the worker's work, returning an exit code) under a warden in a fresh interpreter; with
+    `fake_nvml`, NVML is tests/fake_nvml (its GPU's processes: the pids written to gpu.pids)."""
     script = textwrap.dedent('''
         import os, signal, subprocess, sys, time
+        from fastkernels.gpu_processes import vouch_for_children
         from fastkernels.warden import run_warded
         def work():
         ''') + textwrap.indent(textwrap.dedent(body), "    ") + "\nrun_warded(work)\n"
+    path = [str(Path(__file__).resolve().parent / "fake_nvml")] if fake_nvml else []
+    environment = {**os.environ, "FAKE_NVML_PIDS": str(tmp_path / "gpu.pids"),
+                   "PYTHONPATH": os.pathsep.join(path + [str(Path(__file__).resolve().parents[1])])}
     return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, cwd=tmp_path,
-                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+                          env=environment)
 
 
 @pytest.mark.parametrize("body, code", [("return 3", 3), ("raise ValueError('no')", 1), ("sys.exit(4)", 4),
@@ -67,3 +74,36 @@ def test_the_runner_reads_the_wardens_exits(tmp_path):
     assert "died of SIGKILL, a signal the runner did not send" in _warden_verdict(-signal.SIGKILL, set(), log)
     assert _warden_verdict(-signal.SIGTERM, {"asked"}, log) == ""  # the runner's own request, before it warded
     assert "did not end the task within" in _warden_verdict(-signal.SIGKILL, {"asked", "killed"}, log)
+
+
+def test_a_process_the_worker_starts_after_vouching_is_noted_when_it_holds_a_gpu_context(tmp_path):
+    # The judge stands in as a child started before the worker vouches; the helper comes after (candidate code).
+    done = _warded('''
+        judge = subprocess.Popen(["sleep", "30"])
+        vouch_for_children()
+        helper = subprocess.Popen(["sleep", "31"])
+        open("gpu.pids", "w").write(f"{os.getpid()} {judge.pid} {helper.pid} 1")
+        open("helper.pid", "w").write(str(helper.pid))
+        time.sleep(2.5)  # the warden reads NVML every second
+        return 0
+        ''', tmp_path, fake_nvml=True)
+    helper = int((tmp_path / "helper.pid").read_text())
+    assert done.returncode == 0  # a note for review, not a verdict (yet)
+    assert f"warden: GPU contexts below the worker besides its own and its judge's: pid {helper} (sleep 31)" \
+        in done.stderr.splitlines()  # not the worker, not its vouched judge, not pid 1 (not below the warden)
+
+
+def test_the_runner_adds_the_wardens_gpu_note_to_every_rows_review(tmp_path, monkeypatch):
+    from fastkernels import runner
+    from scoring import cpu_job
+
+    def start(job_path, log_path, environment, how, row_key):  # a stand-in worker: no rows, the warden's line
+        Path(log_path).write_text("warden: GPU contexts below the worker besides its own and its judge's: "
+                                  "pid 9 (sleep 31)\n")
+        return subprocess.Popen(["true"], start_new_session=True)
+
+    monkeypatch.setattr(runner, "start_worker", start)
+    job, manifest = cpu_job(None, tmp_path, "rms_norm")
+    rows = runner.run_task(job, manifest, tmp_path, lambda row: None)
+    assert all(row.review == "GPU contexts below the worker besides its own and its judge's: pid 9 (sleep 31)"
+               for row in rows)

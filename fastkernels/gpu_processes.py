@@ -1,0 +1,131 @@
+"""Which processes below a worker hold a GPU context, read through NVML by the worker's warden.
+
+A candidate can start a helper process (past the static check, inside the worker's process group) that loads the GPU
+only while the baseline runs: the timed stream never sees it, and the warden ends it with the task. Besides the
+worker, the only process below the warden that needs the GPU is the judge, started before any candidate code runs;
+the worker names its children at that moment (`vouch_for_children`, once, through a pipe it then closes) and the
+warden polls NVML's process lists for anything else below it (`GpuWatch`). What it finds goes into every row's
+`review` for now, not its status: which honest processes hold contexts on a GPU (Inductor's compile workers?) is
+still to be seen there. NVML reports host pids: inside a container with its own pid namespace nothing matches.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from fastkernels.clocks import nvml
+
+_vouch_fd: int | None = None  # in the worker: its end of the pipe to the warden, until it vouches
+
+
+def vouch_for_children() -> None:
+    """Tell the warden which children this worker has before any candidate code runs; once (the pipe then closes,
+    so later code cannot add to the list)."""
+    global _vouch_fd
+    if _vouch_fd is None:
+        return
+    pids = process_parents(os.getpid()) if sys.platform.startswith("linux") else {}
+    try:
+        os.write(_vouch_fd, (" ".join(str(pid) for pid in pids) + "\n").encode())
+    finally:
+        os.close(_vouch_fd)
+        _vouch_fd = None
+
+
+def process_parents(parent: int | None = None) -> dict[int, int]:
+    """Live processes (zombies aside) and their parents, read from /proc; only `parent`'s children when given."""
+    found: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != b"Z" and (parent is None or int(fields[1]) == parent):
+            found[int(entry)] = int(fields[1])
+    return found
+
+
+def descendants(root: int) -> set[int]:
+    parents = process_parents()
+    below: set[int] = set()
+    frontier = {root}
+    while frontier:
+        frontier = {pid for pid, parent in parents.items() if parent in frontier} - below
+        below |= frontier
+    return below
+
+
+def gpu_pids(lib: Any) -> set[int]:
+    """Every pid NVML lists with a compute or graphics context on any GPU of this host."""
+    pids: set[int] = set()
+    try:
+        count = lib.nvmlDeviceGetCount()
+    except Exception:  # noqa: BLE001 - no readable GPU: nothing to report
+        return pids
+    for index in range(count):
+        try:
+            handle = lib.nvmlDeviceGetHandleByIndex(index)
+        except Exception:  # noqa: BLE001
+            continue
+        for getter in ("nvmlDeviceGetComputeRunningProcesses", "nvmlDeviceGetGraphicsRunningProcesses"):
+            try:
+                pids.update(int(process.pid) for process in getattr(lib, getter)(handle))
+            except Exception:  # noqa: BLE001 - a driver without that query
+                continue
+    return pids
+
+
+class GpuWatch:
+    """The warden's side: reads the worker's vouched children from `vouch_fd`, then on each `poll` records every
+    process below the warden, besides the worker and those children, that NVML lists on a GPU."""
+
+    def __init__(self, warden: int, worker: int, vouch_fd: int) -> None:
+        self.warden, self.worker, self.vouch_fd = warden, worker, vouch_fd
+        os.set_blocking(vouch_fd, False)
+        self._text = b""
+        self.vouched: set[int] | None = None
+        self.found: dict[int, str] = {}
+        self.lib = nvml()
+
+    @property
+    def active(self) -> bool:
+        return self.lib is not None and sys.platform.startswith("linux")
+
+    def poll(self) -> None:
+        if self.vouched is None:
+            self._read_vouch()
+            if self.vouched is None:  # no candidate code has run yet
+                return
+        on_gpu = gpu_pids(self.lib) - self.vouched - {self.worker, self.warden}
+        for pid in on_gpu & descendants(self.warden):
+            self.found.setdefault(pid, command_line(pid))
+
+    def _read_vouch(self) -> None:
+        try:
+            chunk = os.read(self.vouch_fd, 4096)
+        except BlockingIOError:
+            return
+        self._text += chunk
+        if b"\n" in self._text or not chunk:  # a whole line, or the worker closed its end without one
+            self.vouched = {int(word) for word in self._text.split(b"\n", 1)[0].split() if word.isdigit()}
+            os.close(self.vouch_fd)
+
+    def report(self) -> str:
+        """The warden's log line, or "" when nothing else below the worker held a GPU context."""
+        if not self.found:
+            return ""
+        return ("warden: GPU contexts below the worker besides its own and its judge's: "
+                + "; ".join(f"pid {pid} ({command})" for pid, command in sorted(self.found.items())))
+
+
+def command_line(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+            return cmdline.read().replace(b"\0", b" ").decode(errors="replace").strip()[:120]
+    except OSError:
+        return "?"
