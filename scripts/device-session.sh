@@ -19,8 +19,11 @@
 # Measured 2026-11-30: the whole task library (87 tasks) takes ~20 minutes of worker time on one H200 even with the
 # fork server; split it with FK_TASKS (e.g. "tasks=level1" or "tasks=all tasks.include=[a,b]") or use 2 GPUs
 # (FK_OVERRIDES="scale=ray scale.devices=2" on nvidia-h200-x2). scripts/device-scaling.sh measures 1 vs 2 GPUs.
+# FK_HARDWARE picks another profile (default h200; tests/test_device_session.py runs steps with cpu and
+# FK_WHEELS=none, in the environment it runs in instead of the carried wheels).
 set -uo pipefail
-source scripts/device-env.sh || exit 1
+if [ -d .whl ] && [ "${FK_WHEELS:-carried}" != none ]; then source scripts/device-env.sh || exit 1; fi
+hardware=${FK_HARDWARE:-h200}
 out=${OUT:-/tmp/fk-out}
 mkdir -p "$out"
 read -r -a tasks <<< "${FK_TASKS:-tasks=all}"
@@ -35,13 +38,13 @@ for step in "$@"; do
   case "$step" in
     gpu-tests) python3 -m pytest tests/gpu -q 2>&1 | tee "$out/gpu-tests.log" | tail -5 ;;
     noop|reference)
-      timeout "${FK_RUN_TIMEOUT:-540}" python3 -m fastkernels hardware=h200 "${tasks[@]}" agent="$step" \
+      timeout "${FK_RUN_TIMEOUT:-540}" python3 -m fastkernels hardware="$hardware" "${tasks[@]}" agent="$step" \
         hydra.run.dir="$out/$step" "${overrides[@]}" 2>&1 | grep -v " PASSED" | tail -12
       python3 -m fastkernels.report "$out/$step" > "$out/$step.md" 2>/dev/null \
         || python3 scripts/measure.py --parts none --noop-rows "$out/$step" --out /tmp/measure | tail -12
       tar czf "$out/$step.tgz" -C "$out" "$step" && rm -rf "${out:?}/$step" ;;
     warm)
-      timeout "${FK_RUN_TIMEOUT:-540}" python3 -m fastkernels hardware=h200 "${tasks[@]}" agent=noop \
+      timeout "${FK_RUN_TIMEOUT:-540}" python3 -m fastkernels hardware="$hardware" "${tasks[@]}" agent=noop \
         hydra.run.dir=/tmp/fk-warm "${overrides[@]}" "${cheap[@]}" 2>&1 | tail -2
       echo "warm: $(ls /tmp/fk-warm/workers/*.rows.jsonl 2>/dev/null | wc -l) tasks compiled"
       rm -rf /tmp/fk-warm ;;
@@ -56,7 +59,7 @@ for step in "$@"; do
     calls)
       for variant in default harness.rechecks=0; do
         extra=(); [ "$variant" = default ] || extra=("$variant")
-        timeout "${FK_RUN_TIMEOUT:-240}" python3 -m fastkernels hardware=h200 "${tasks[@]}" agent=noop \
+        timeout "${FK_RUN_TIMEOUT:-240}" python3 -m fastkernels hardware="$hardware" "${tasks[@]}" agent=noop \
           hydra.run.dir="$out/calls-${variant##*=}" harness.keep_call_times=true "${overrides[@]}" "${extra[@]}" \
           2>&1 | tail -1
         { echo "== $variant"; python3 scripts/call_times.py "$out/calls-${variant##*=}" --over 0.02 2>&1; } \
@@ -64,7 +67,7 @@ for step in "$@"; do
       done
       tar czf "$out/calls.tgz" -C "$out" calls-default calls-0 && rm -rf "$out"/calls-default "$out"/calls-0 ;;
     ceilings|repeat)
-      timeout "${FK_RUN_TIMEOUT:-300}" python3 scripts/measure.py hardware=h200 --parts "$step" --out /tmp/measure \
+      timeout "${FK_RUN_TIMEOUT:-300}" python3 scripts/measure.py hardware="$hardware" --parts "$step" --out /tmp/measure \
         harness.cuda_graphs=false "${overrides[@]}" 2>&1 | tee -a "$out/measure.txt" ;;
     *) echo "unknown step $step (gpu-tests, noop, reference, ceilings, repeat, warm, diagnose, calls)"; exit 2 ;;
   esac

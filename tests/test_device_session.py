@@ -1,0 +1,28 @@
+"""scripts/device-session.sh, the named steps of a device session, runs on the CPU profile too (FK_HARDWARE=cpu):
+a step that breaks here would otherwise first break on the lent GPU, in the session's scarce device time."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_calls_step_keeps_every_call_in_both_variants_and_reads_them(tmp_path):
+    environment = {**os.environ, "FK_HARDWARE": "cpu", "FK_WHEELS": "none", "OUT": str(tmp_path),
+                   "FK_TASKS": "tasks.include=[silu_and_mul]", "FK_OVERRIDES": "harness.max_iterations=24",
+                   "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}  # python3: this venv
+    done = subprocess.run(["bash", "scripts/device-session.sh", "calls"], cwd=ROOT, env=environment,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "step calls:" in done.stdout
+    report = (tmp_path / "calls.txt").read_text()
+    assert "== default" in report and "== harness.rechecks=0" in report
+    assert report.count("row(s) kept their calls") + report.count("speedup") >= 2
+    with tarfile.open(tmp_path / "calls.tgz") as archive:
+        names = archive.getnames()
+    assert {"calls-default/results.jsonl", "calls-0/results.jsonl"} <= set(names)
