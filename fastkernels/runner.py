@@ -102,6 +102,9 @@ def _wait(
             _end_task(process, ending)
             _report_new(rows_path, row_key, reported, on_row)
             return True
+        if _stopped(process.pid):  # a stopped warden wards nothing: end the task now, not at the deadline
+            _end_task(process, ending)
+            break
         time.sleep(POLL_S)
         _report_new(rows_path, row_key, reported, on_row)
     _report_new(rows_path, row_key, reported, on_row)
@@ -128,6 +131,9 @@ def _end_task(process: WorkerProcess, ending: set[str]) -> None:
     if process.poll() is None:  # never signal a pid already reaped: it may belong to another process by now
         ending.add("asked")
         try:
+            if _stopped(process.pid):  # stopped (SIGSTOP) or held by a tracer from below: resume it to end the task
+                ending.add("stopped")
+                os.kill(process.pid, signal.SIGCONT)
             os.kill(process.pid, signal.SIGTERM)
         except ProcessLookupError:
             pass
@@ -144,6 +150,15 @@ def _end_task(process: WorkerProcess, ending: set[str]) -> None:
     process.wait()
 
 
+def _stopped(pid: int) -> bool:
+    """The process is stopped or traced (its /proc state is T or t)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()[0] in (b"T", b"t")
+    except (OSError, IndexError):
+        return False
+
+
 def _warden_verdict(code: int | None, ending: set[str], log_path: Path) -> str:
     """Why the task's rows are a REWARD_HACK by what its warden saw, or "" (warden.py)."""
     if code == STRAYS_EXIT:
@@ -151,6 +166,9 @@ def _warden_verdict(code: int | None, ending: set[str], log_path: Path) -> str:
         return ("the candidate left processes running outside its worker's process group (setsid or a daemon), "
                 "where they would outlive the task; the warden " + (said[-1].removeprefix("warden: ") if said
                                                                      else "killed them (see the log)"))
+    if "stopped" in ending:
+        return ("the worker's warden was stopped (SIGSTOP or a tracer) from below, which would let processes the "
+                "candidate started outlive the task")
     if "killed" in ending:
         return (f"the worker's warden did not end the task within {WARDEN_WAIT_S:g} s of being asked (stopped from "
                 "below?): processes the candidate started may have escaped")

@@ -74,6 +74,7 @@ def test_the_runner_reads_the_wardens_exits(tmp_path):
     assert "died of SIGKILL, a signal the runner did not send" in _warden_verdict(-signal.SIGKILL, set(), log)
     assert _warden_verdict(-signal.SIGTERM, {"asked"}, log) == ""  # the runner's own request, before it warded
     assert "did not end the task within" in _warden_verdict(-signal.SIGKILL, {"asked", "killed"}, log)
+    assert "was stopped (SIGSTOP or a tracer) from below" in _warden_verdict(0, {"asked", "stopped"}, log)
 
 
 def test_a_process_the_worker_starts_after_vouching_is_noted_when_it_holds_a_gpu_context(tmp_path):
