@@ -16,6 +16,7 @@ import sys
 from typing import Any
 
 from fastkernels.clocks import nvml
+from fastkernels.processes import children, command_line, descendants
 
 _vouch_fd: int | None = None  # in the worker: its end of the pipe to the warden, until it vouches
 
@@ -26,38 +27,12 @@ def vouch_for_children() -> None:
     global _vouch_fd
     if _vouch_fd is None:
         return
-    pids = process_parents(os.getpid()) if sys.platform.startswith("linux") else {}
+    pids = children(os.getpid()) if sys.platform.startswith("linux") else {}
     try:
         os.write(_vouch_fd, (" ".join(str(pid) for pid in pids) + "\n").encode())
     finally:
         os.close(_vouch_fd)
         _vouch_fd = None
-
-
-def process_parents(parent: int | None = None) -> dict[int, int]:
-    """Live processes (zombies aside) and their parents, read from /proc; only `parent`'s children when given."""
-    found: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as stat:
-                fields = stat.read().rsplit(b")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[0] != b"Z" and (parent is None or int(fields[1]) == parent):
-            found[int(entry)] = int(fields[1])
-    return found
-
-
-def descendants(root: int) -> set[int]:
-    parents = process_parents()
-    below: set[int] = set()
-    frontier = {root}
-    while frontier:
-        frontier = {pid for pid, parent in parents.items() if parent in frontier} - below
-        below |= frontier
-    return below
 
 
 def gpu_pids(lib: Any) -> set[int]:
@@ -121,11 +96,3 @@ class GpuWatch:
             return ""
         return ("warden: GPU contexts below the worker besides its own and its judge's: "
                 + "; ".join(f"pid {pid} ({command})" for pid, command in sorted(self.found.items())))
-
-
-def command_line(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
-            return cmdline.read().replace(b"\0", b" ").decode(errors="replace").strip()[:120]
-    except OSError:
-        return "?"

@@ -23,6 +23,7 @@ from fastkernels.manifest import Manifest
 from fastkernels.phases import LAUNCHED_AT_ENV
 from fastkernels.records import ResultRow, Status
 from fastkernels.row_signing import mac_path, new_key, signed_lines
+from fastkernels.processes import stopped
 from fastkernels.warden import SIGNAL_EXIT_BASE, STRAYS_EXIT
 from fastkernels.worker import WorkerJob, row_base
 
@@ -102,7 +103,7 @@ def _wait(
             _end_task(process, ending)
             _report_new(rows_path, row_key, reported, on_row)
             return True
-        if _stopped(process.pid):  # a stopped warden wards nothing: end the task now, not at the deadline
+        if stopped(process.pid):  # a stopped warden wards nothing: end the task now, not at the deadline
             _end_task(process, ending)
             break
         time.sleep(POLL_S)
@@ -131,7 +132,7 @@ def _end_task(process: WorkerProcess, ending: set[str]) -> None:
     if process.poll() is None:  # never signal a pid already reaped: it may belong to another process by now
         ending.add("asked")
         try:
-            if _stopped(process.pid):  # stopped (SIGSTOP) or held by a tracer from below: resume it to end the task
+            if stopped(process.pid):  # stopped (SIGSTOP) or held by a tracer from below: resume it to end the task
                 ending.add("stopped")
                 os.kill(process.pid, signal.SIGCONT)
             os.kill(process.pid, signal.SIGTERM)
@@ -148,15 +149,6 @@ def _end_task(process: WorkerProcess, ending: set[str]) -> None:
     except ProcessLookupError:
         pass
     process.wait()
-
-
-def _stopped(pid: int) -> bool:
-    """The process is stopped or traced (its /proc state is T or t)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            return stat.read().rsplit(b")", 1)[1].split()[0] in (b"T", b"t")
-    except (OSError, IndexError):
-        return False
 
 
 def _warden_verdict(code: int | None, ending: set[str], log_path: Path) -> str:

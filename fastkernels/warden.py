@@ -23,7 +23,8 @@ import time
 from typing import Callable, NoReturn
 
 from fastkernels import gpu_processes
-from fastkernels.gpu_processes import GpuWatch, command_line
+from fastkernels.gpu_processes import GpuWatch
+from fastkernels.processes import children, command_line
 
 STRAYS_EXIT = 86  # the warden killed processes that had left the worker's process group
 SIGNAL_EXIT_BASE = 128  # the warden exits 128 + N when its worker was killed by signal N (as shells report it)
@@ -42,23 +43,6 @@ def _prctl(option: int, value: int) -> bool:
 def become_subreaper() -> bool:
     """Mark this process a child subreaper; False where the kernel has no such thing (not Linux)."""
     return _prctl(PR_SET_CHILD_SUBREAPER, 1)
-
-
-def children(pid: int) -> dict[int, int]:
-    """The live children of `pid` (zombies aside) and each one's process group, read from /proc."""
-    found: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as stat:
-                fields = stat.read().rsplit(b")", 1)[1].split()
-        except OSError:  # gone meanwhile
-            continue
-        state, parent, group = fields[0], int(fields[1]), int(fields[2])
-        if parent == pid and state != b"Z":
-            found[int(entry)] = group
-    return found
 
 
 def run_warded(work: Callable[[], int]) -> NoReturn:

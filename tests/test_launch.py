@@ -18,7 +18,8 @@ from fastkernels import launch
 from fastkernels.launch import start_worker
 from fastkernels.records import Status
 from fastkernels.runner import _end_task
-from fastkernels.warden import SIGNAL_EXIT_BASE, children
+from fastkernels.processes import children, live_processes, process_stat
+from fastkernels.warden import SIGNAL_EXIT_BASE
 from scoring import cpu_job
 from scoring import score as score_dir
 
@@ -68,24 +69,13 @@ def test_a_forked_task_is_a_warden_leading_its_own_session_over_a_worker_group_w
 
 
 def _state(pid: int) -> str | None:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return None
+    stat = process_stat(pid)
+    return stat.state if stat is not None else None
 
 
 def _living_members(group: int) -> list[int]:
     """Processes of a process group that are still running (zombies waiting to be reaped do not count)."""
-    members = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[2]) == group and fields[0] != "Z":
-                members.append(int(entry.name))
-    return members
+    return [pid for pid, stat in live_processes().items() if stat.group == group]
 
 
 def test_the_judge_does_not_outlive_a_worker_that_dies_alone(tmp_path):
