@@ -10,8 +10,9 @@
 #               "$FK_DIAGNOSE" ("TASK CASE [--impl N] [--lottery K]")
 #   calls       noop over $FK_TASKS keeping every timed call (harness.keep_call_times), as the harness runs and
 #               with rechecks=0; scripts/call_times.py on each row further than 2% from 1, in $OUT/calls.txt
-#   warm        compile and autotune $FK_TASKS once with cheap timing (3 calls a case), rows discarded: what a
-#               timed step after it then measures is the harness, not Inductor's and Triton's first compiles
+#   warm        compile and autotune $FK_TASKS once with cheap timing (3 calls a case), rows discarded after
+#               scripts/row_summary.py (statuses, failures, review notes) into $OUT/warm-rows.txt: what a timed step
+#               after it then measures is the harness, not Inductor's and Triton's first compiles
 # Usage: bash scripts/device-session.sh STEP [STEP ...]; extra Hydra overrides in FK_OVERRIDES. With FK_CACHE=DIR
 # the Inductor and Triton caches (Triton's autotuning picks too) live in DIR, shared by every step and by the calls
 # made while the machine stays warm (30 s after each): `FK_CACHE=/tmp/fk-cache bash scripts/device-session.sh warm`,
@@ -40,6 +41,7 @@ for step in "$@"; do
     noop|reference)
       timeout "${FK_RUN_TIMEOUT:-540}" python3 -m fastkernels hardware="$hardware" "${tasks[@]}" agent="$step" \
         hydra.run.dir="$out/$step" "${overrides[@]}" 2>&1 | grep -v " PASSED" | tail -12
+      python3 scripts/row_summary.py "$out/$step" | tee "$out/$step-rows.txt" | head -40
       python3 -m fastkernels.report "$out/$step" > "$out/$step.md" 2>/dev/null \
         || python3 scripts/measure.py --parts none --noop-rows "$out/$step" --out /tmp/measure | tail -12
       tar czf "$out/$step.tgz" -C "$out" "$step" && rm -rf "${out:?}/$step" ;;
@@ -47,6 +49,7 @@ for step in "$@"; do
       timeout "${FK_RUN_TIMEOUT:-540}" python3 -m fastkernels hardware="$hardware" "${tasks[@]}" agent=noop \
         hydra.run.dir=/tmp/fk-warm "${overrides[@]}" "${cheap[@]}" 2>&1 | tail -2
       echo "warm: $(ls /tmp/fk-warm/workers/*.rows.jsonl 2>/dev/null | wc -l) tasks compiled"
+      python3 scripts/row_summary.py /tmp/fk-warm | tee "$out/warm-rows.txt" | head -40
       rm -rf /tmp/fk-warm ;;
     diagnose)
       if [ -n "${FK_DIAGNOSE:-}" ]; then read -r -a targets <<< "$FK_DIAGNOSE"; runs=("${targets[*]}")

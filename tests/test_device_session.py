@@ -26,3 +26,15 @@ def test_the_calls_step_keeps_every_call_in_both_variants_and_reads_them(tmp_pat
     with tarfile.open(tmp_path / "calls.tgz") as archive:
         names = archive.getnames()
     assert {"calls-default/results.jsonl", "calls-0/results.jsonl"} <= set(names)
+
+
+def test_the_warm_step_discards_its_rows_but_first_says_how_they_ended(tmp_path):
+    environment = {**os.environ, "FK_HARDWARE": "cpu", "FK_WHEELS": "none", "OUT": str(tmp_path),
+                   "FK_TASKS": "tasks.include=[silu_and_mul]",
+                   "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    done = subprocess.run(["bash", "scripts/device-session.sh", "warm"], cwd=ROOT, env=environment,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    summary = (tmp_path / "warm-rows.txt").read_text()
+    assert "rows: PASSED" in summary and "REWARD_HACK" not in summary
+    assert not Path("/tmp/fk-warm").exists()
