@@ -22,8 +22,12 @@ first) to show such a pattern. This script times, with the harness's own clock, 
   lottery   A vs D_k    --lottery K more instances, each built and timed as `harness`: a spread of their speedups
                         wider than each one's interval means an instance's speed is drawn when it is built (where
                         its code and memory land), which no estimator over one pair of instances can average out
+  graph     A0 vs X_k   --graphs K: A and B each captured K times into CUDA graphs (each capture its own memory
+                        pool, all on one set of static inputs, as graphs.py captures), every capture replayed against
+                        A's first as the harness times graphs: when captures of one instance differ as much as
+                        captures of the two, the graph's speed is drawn at capture (where its pool lands)
 
-Usage: python scripts/diagnose_noop.py TASK CASE [--impl NAME] [--iterations 400] [--pad-us 500] [--lottery K]
+Usage: python scripts/diagnose_noop.py TASK CASE [--impl NAME] [--iterations 400] [--pad-us 500] [--lottery K] [--graphs K]
 (on a GPU: the case's real shapes; on the CPU: pass a cpu case; the host clock then times the host too).
 """
 
@@ -56,6 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--iterations", type=int, default=400)
     parser.add_argument("--pad-us", type=float, default=500.0)
     parser.add_argument("--lottery", type=int, default=0, metavar="K", help="K more instances timed against A")
+    parser.add_argument("--graphs", type=int, default=0, metavar="K", help="K CUDA-graph captures of A and of B")
     args = parser.parse_args(argv)
     device = "cuda" if torch.cuda.is_available() else "cpu"
     registry = Registry()
@@ -126,7 +131,37 @@ def main(argv: list[str] | None = None) -> int:
     if draws:
         print(f"lottery: {len(draws)} instances against A, speedups {min(draws):.4f}..{max(draws):.4f}, "
               f"median {float(np.median(draws)):.4f}")
+    if args.graphs and device == "cuda":
+        compare_captures(manifest, case, {"A": a, "B": b}, sets[0], args.graphs, clock, flush, args.iterations)
     return 0
+
+
+def compare_captures(manifest, case, modules: dict, example: dict, count: int, clock, flush, iterations: int) -> None:
+    """Every capture of every module replayed against A's first capture, fresh values and a flush before each call."""
+    from fastkernels.checks import clone
+    from fastkernels.graphs import capture
+
+    static = clone(example)
+    with torch.no_grad():
+        captures = {f"{who}{k}": capture(module, static) for k in range(count) for who, module in modules.items()}
+    failed = {name: c for name, c in captures.items() if isinstance(c, str)}
+    if failed:
+        print(f"graph: not capturable: {failed}")
+        return
+
+    def prepare(name: str, index: int, inputs: dict) -> None:
+        refill_inputs(manifest, case, static, generator("cuda", unpredictable_seed()))
+        flush()
+
+    for name, other in captures.items():
+        if name == "A0":
+            continue
+        calls = {"first": lambda _: captures["A0"].graph.replay(), "second": lambda _, g=other.graph: g.replay()}
+        samples = time_interleaved(calls, [None], clock, 10, iterations, f"diagnose/graph/{name}", prepare=prepare)
+        low, high = speedup_ci95(samples["first"], samples["second"])
+        print(f"graph A0 vs {name:4s} speedup {paired_speedup(samples['first'], samples['second']):.4f} "
+              f"[{low:.4f}, {high:.4f}]  A0 {np.median(samples['first']) * 1e3:.2f} us, "
+              f"{name} {np.median(samples['second']) * 1e3:.2f} us", flush=True)
 
 
 if __name__ == "__main__":
