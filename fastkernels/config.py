@@ -104,6 +104,7 @@ class HarnessConfig(Strict):
     max_timing_s: float = Field(default=20.0, gt=0)
     review_speedup: float = Field(default=10.0, gt=1)
     cuda_graphs: bool = True
+    graph_captures: int = Field(default=8, ge=1)
     time_eager: bool = False
     keep_call_times: bool = False
     timeout_s: float = Field(gt=0)

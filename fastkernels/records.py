@@ -100,6 +100,7 @@ class ResultRow(BaseModel):
     candidate_graph_ms: float | None = None
     graph_speedup: float | None = None
     graph_note: str = ""
+    graph_captures: int | None = None  # captures a side the graph times rotate over (graphs.py)
     implausible: bool = False
     review: str = ""
     throttled: bool | None = None
