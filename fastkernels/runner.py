@@ -2,8 +2,9 @@
 
 Cases a worker did not report get TIMEOUT (killed at the deadline) or RUNTIME_ERROR naming the exit code or
 signal and the last line of the worker's log, so the run always has one row per selected (task, case). The process
-started is the worker's warden (warden.py): when it killed processes that had left the worker's process group, or
-was itself killed or stopped from below, every case of the task is a REWARD_HACK.
+started is the worker's warden (warden.py): when it killed processes that had left the worker's process group, was
+itself killed or stopped from below, or saw a process below the worker other than it and its judge hold a GPU
+context (gpu_processes.py), every case of the task is a REWARD_HACK.
 """
 
 from __future__ import annotations
@@ -76,12 +77,7 @@ def run_task(
         for case in missing:
             rows[case] = ResultRow(**row_base(job, manifest.level, manifest.categories, case, ""), status=status,
                                    reason=reason)
-    gpu_note = next((line.removeprefix("warden: ") for line in reversed(_log_lines(log_path))
-                     if line.startswith("warden: GPU contexts below the worker")), "")
-    if gpu_note:  # reviewed, not failed, until the device shows which honest processes hold contexts
-        rows = {case: row.model_copy(update={"review": "; ".join(filter(None, (row.review, gpu_note)))})
-                for case, row in rows.items()}
-    escape = _warden_verdict(process.poll(), ending, log_path)
+    escape = _warden_verdict(process.poll(), ending, log_path) or _gpu_verdict(log_path)
     if escape:  # every case: the escaped processes ran beside all of them
         log.warning("%s: every case REWARD_HACK: %s", job.task, escape)
         rows = {case: row.model_copy(update={"status": Status.REWARD_HACK, "reason": escape})
@@ -149,6 +145,16 @@ def _end_task(process: WorkerProcess, ending: set[str]) -> None:
     except ProcessLookupError:
         pass
     process.wait()
+
+
+def _gpu_verdict(log_path: Path) -> str:
+    """Why the task's rows are a REWARD_HACK by the warden's GPU watch (gpu_processes.py), or "": a helper process
+    with its own GPU context can load the GPU while the baseline runs, or do the candidate's work where the timed
+    stream does not see it."""
+    note = next((line.removeprefix("warden: ") for line in reversed(_log_lines(log_path))
+                 if line.startswith("warden: GPU contexts below the worker")), "")
+    return (f"{note} (a helper process on the GPU: its work is outside the timed stream and it can load the GPU "
+            "while the baseline runs)" if note else "")
 
 
 def _warden_verdict(code: int | None, ending: set[str], log_path: Path) -> str:

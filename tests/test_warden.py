@@ -2,7 +2,7 @@
 started left its process group: then it kills that too and exits STRAYS_EXIT. The runner reads those exits, and a
 warden killed from below, as REWARD_HACK (runner._warden_verdict). Where NVML reads a GPU (a fake one here), the
 warden also names processes below the worker, other than those it vouched for before candidate code, that hold a GPU
-context; the runner puts that in every row's review."""
+context; the runner makes every case of the task a REWARD_HACK."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from fastkernels.records import Status
 from fastkernels.runner import _warden_verdict
 from fastkernels.warden import SIGNAL_EXIT_BASE, STRAYS_EXIT
 
@@ -89,12 +90,12 @@ def test_a_process_the_worker_starts_after_vouching_is_noted_when_it_holds_a_gpu
         return 0
         ''', tmp_path, fake_nvml=True)
     helper = int((tmp_path / "helper.pid").read_text())
-    assert done.returncode == 0  # a note for review, not a verdict (yet)
+    assert done.returncode == 0  # the warden reports; the runner decides
     assert f"warden: GPU contexts below the worker besides its own and its judge's: pid {helper} (sleep 31)" \
         in done.stderr.splitlines()  # not the worker, not its vouched judge, not pid 1 (not below the warden)
 
 
-def test_the_runner_adds_the_wardens_gpu_note_to_every_rows_review(tmp_path, monkeypatch):
+def test_a_helper_on_the_gpu_makes_every_case_of_the_task_a_reward_hack(tmp_path, monkeypatch):
     from fastkernels import runner
     from scoring import cpu_job
 
@@ -106,5 +107,6 @@ def test_the_runner_adds_the_wardens_gpu_note_to_every_rows_review(tmp_path, mon
     monkeypatch.setattr(runner, "start_worker", start)
     job, manifest = cpu_job(None, tmp_path, "rms_norm")
     rows = runner.run_task(job, manifest, tmp_path, lambda row: None)
-    assert all(row.review == "GPU contexts below the worker besides its own and its judge's: pid 9 (sleep 31)"
-               for row in rows)
+    assert rows and all(row.status is Status.REWARD_HACK for row in rows)
+    assert all(row.reason.startswith("GPU contexts below the worker besides its own and its judge's: pid 9 (sleep 31)"
+                                      " (a helper process on the GPU") for row in rows)

@@ -1,7 +1,7 @@
 """GPU-only parts of the measurement protocol, run on the device (skipped without CUDA): work on side streams is
 caught, CUDA-graph timing reports beside eager timing, an uncapturable candidate is noted not failed, a candidate
 whose graph records no work is caught, uninitialised output memory never passes for the baseline's freed answer,
-and the noop agent comes out at 1.0 in both modes.
+the noop agent comes out at 1.0 in both modes, and a helper process with its own GPU context is caught.
 Run: python -m pytest tests/gpu -q (on a GPU machine)."""
 
 from __future__ import annotations
@@ -53,3 +53,9 @@ def test_noop_is_one_in_eager_and_graph_timing(tmp_path):
     assert all(row["status"] == "PASSED" for row in rows)
     assert all(abs(1 - row["speedup"]) <= 0.03 and abs(1 - row["graph_speedup"]) <= 0.03 for row in rows), [
         (row["case"], row["speedup"], row["graph_speedup"]) for row in rows]
+
+
+def test_a_helper_process_with_its_own_gpu_context_is_a_reward_hack(tmp_path):
+    rows = run(tmp_path, "agent=local", f"agent.path={EXPLOITS / 'gpu_helper'}")
+    assert all(row["status"] == "REWARD_HACK" and "GPU contexts below the worker" in row["reason"] for row in rows), [
+        (r["status"], r["reason"]) for r in rows]
