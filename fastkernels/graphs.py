@@ -5,7 +5,8 @@ same static input tensors (a graph holds their addresses), so baseline and candi
 do in eager timing. Several captures because a replay's speed is drawn at capture: on the H200 (2026-11-30,
 `scripts/diagnose_noop.py --graphs 3`) three captures of one softmax module replayed at 12.58, 12.93 and 13.41 us,
 as far apart as captures of two instances, and one capture a side put noop graph speedups at 0.94. Timed iteration i
-replays capture i mod K of both sides, so the estimate averages over K draws per side. Every timed replay is
+replays capture i mod K of both sides, so the estimate averages over K draws per side, and the speedup's interval
+resamples captures as well as replays (`speedup_ci95(clusters=K)`). Every timed replay is
 preceded (untimed) by fresh values written into the inputs and the cache flush, like the eager protocol. Every
 capture of the candidate is checked by the judge process once, after a replay on fresh inputs. A module that cannot be captured (host syncs,
 data-dependent shapes, allocations the capture forbids) is reported as such, never failed: graphs are a mode of
@@ -25,7 +26,7 @@ from fastkernels.inputs import generator, refill_inputs, unpredictable_seed
 from fastkernels.manifest import Case, Manifest
 from fastkernels.plan import one_line
 from fastkernels.records import Status
-from fastkernels.timing import Clock, extend_until_tight, paired_speedup, summarize, time_interleaved
+from fastkernels.timing import Clock, extend_until_tight, paired_speedup, speedup_ci95, summarize, time_interleaved
 
 Inputs = dict[str, torch.Tensor]
 
@@ -87,16 +88,24 @@ def graph_fields(
     count = len(captures["baseline"])
     calls = {name: (lambda k, c=captured: c[k].graph.replay()) for name, captured in captures.items()}
     label = f"{manifest.name}/{case.name}/graph"
-    sets = list(range(count))
-    samples = time_interleaved(calls, sets, clock, warmup, iterations, label, prepare=prepare)
-    samples = extend_until_tight(
-        samples, lambda more: time_interleaved(calls, sets, clock, 0, more, label, prepare=prepare),
-        repetition.target_ci, repetition.max_iterations, repetition.max_timing_s, seed)
+    timed = [0]  # iterations so far: each batch starts at the capture the last one stopped at
+
+    def replays(iterations_wanted: int, warm: int) -> dict[str, list[float]]:
+        offset = timed[0] % count
+        order = list(range(offset, count)) + list(range(offset))  # global iteration i replays capture i mod count
+        batch = time_interleaved(calls, order, clock, warm, iterations_wanted, label, prepare=prepare)
+        timed[0] += len(batch["baseline"])
+        return batch
+
+    samples = extend_until_tight(replays(iterations, warmup), lambda more: replays(more, 0), repetition.target_ci,
+                                 repetition.max_iterations, repetition.max_timing_s, seed, clusters=count)
     fields: dict[str, Any] = {"baseline_graph_ms": summarize(samples["baseline"]).median_ms, "graph_note": notes,
                               "graph_captures": count}
     if "candidate" in samples:
         fields["candidate_graph_ms"] = summarize(samples["candidate"]).median_ms
         fields["graph_speedup"] = paired_speedup(samples["baseline"], samples["candidate"])
+        fields["graph_speedup_ci95"] = speedup_ci95(samples["baseline"], samples["candidate"], seed=seed,
+                                                    clusters=count)
     return fields
 
 

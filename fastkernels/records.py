@@ -99,6 +99,7 @@ class ResultRow(BaseModel):
     baseline_graph_ms: float | None = None
     candidate_graph_ms: float | None = None
     graph_speedup: float | None = None
+    graph_speedup_ci95: tuple[float, float] | None = None  # resampling captures and replays (graphs.py)
     graph_note: str = ""
     graph_captures: int | None = None  # captures a side the graph times rotate over (graphs.py)
     implausible: bool = False

@@ -204,13 +204,28 @@ def paired_speedup(baseline: Sequence[float], candidate: Sequence[float]) -> flo
     return float(np.exp(_interquartile_mean(np.sort(np.log(_ratios(baseline, candidate))))))
 
 
-def speedup_ci95(baseline: Sequence[float], candidate: Sequence[float], seed: int = 0, resamples: int = 2000) -> tuple[float, float]:
-    """Bootstrap 95% interval of `paired_speedup`, resampling iterations (pairs of calls), not calls."""
+def speedup_ci95(
+    baseline: Sequence[float], candidate: Sequence[float], seed: int = 0, resamples: int = 2000,
+    clusters: int = 1,
+) -> tuple[float, float]:
+    """Bootstrap 95% interval of `paired_speedup`, resampling iterations (pairs of calls), not calls.
+
+    With `clusters` > 1, iteration i belongs to cluster i mod clusters (graphs.py: the CUDA-graph capture it
+    replayed) and the bootstrap has two stages: draw clusters with replacement, then iterations within each drawn
+    cluster. Captures differ in speed (a draw at capture), so iterations of one capture are not independent draws
+    of the speedup, and resampling them alone would give an interval far too narrow; two stages err wide."""
     rng = np.random.default_rng(seed)
     logs = np.log(_ratios(baseline, candidate))
-    estimates = np.concatenate([
-        _interquartile_mean(np.sort(rng.choice(logs, size=(min(500, resamples - done), logs.size)), axis=1))
-        for done in range(0, resamples, 500)])  # in blocks of 500 resamples: memory stays ~13 MB at 3200 calls
+    if clusters > 1:
+        groups = [logs[k::clusters] for k in range(min(clusters, logs.size))]
+        estimates = np.array([
+            _interquartile_mean(np.sort(np.concatenate([group[rng.integers(group.size, size=group.size)]
+                                                        for group in (groups[k] for k in picks)])))
+            for picks in rng.integers(len(groups), size=(resamples, len(groups)))])
+    else:
+        estimates = np.concatenate([
+            _interquartile_mean(np.sort(rng.choice(logs, size=(min(500, resamples - done), logs.size)), axis=1))
+            for done in range(0, resamples, 500)])  # in blocks of 500 resamples: memory stays ~13 MB at 3200 calls
     low, high = np.exp(np.percentile(estimates, [2.5, 97.5]))
     return float(low), float(high)
 
@@ -229,6 +244,7 @@ def extend_until_tight(
     max_iterations: int,
     max_seconds: float,
     seed: int = 0,
+    clusters: int = 1,
 ) -> dict[str, list[float]]:
     """Adaptive repetition: add batches from `more(count)` (doubling the sample) until the bootstrap interval of the
     candidate's speedup is within +-target_ci of it, or `max_iterations` samples (one more where that is odd: batches
@@ -240,7 +256,7 @@ def extend_until_tight(
         return samples
     spent = sum(sum(values) for values in samples.values()) / 1e3
     while len(samples["baseline"]) < max_iterations and spent < max_seconds:
-        low, high = speedup_ci95(samples["baseline"], samples["candidate"], seed=seed)
+        low, high = speedup_ci95(samples["baseline"], samples["candidate"], seed=seed, clusters=clusters)
         if (high - low) / 2 <= target_ci * paired_speedup(samples["baseline"], samples["candidate"]):
             break
         batch = min(len(samples["baseline"]), max_iterations - len(samples["baseline"]))

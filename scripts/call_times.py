@@ -6,8 +6,10 @@ input set, whether the candidate's output was rechecked (a copy taken around tha
 split whose medians differ between the two implementations names the cause; a row whose estimators disagree has
 calls of two (or more) speeds, where a median jumps between modes.
 
-Usage: python scripts/call_times.py RUN_DIR [TASK[/CASE] ...] [--over 0.02]
-(default: every row that kept its calls; --over: only rows whose speedup is further than that from 1)
+Usage: python scripts/call_times.py RUN_DIR [RUN_DIR ...] [TASK[/CASE] ...] [--over 0.02] [--estimators]
+(default: every row that kept its calls; --over: only rows whose speedup is further than that from 1;
+--estimators: for noop runs, where every speedup should be 1, each estimator's median and max |1 - s| over all the
+rows instead, and how many rows it puts over 1% and 2%)
 """
 
 from __future__ import annotations
@@ -69,21 +71,46 @@ def describe(label: str, times: CallTimes) -> list[str]:
     return lines
 
 
+def compare_estimators(rows: list[dict]) -> list[str]:
+    """Each estimator's distance from 1 over noop rows (a module against itself: every speedup should be 1)."""
+    distances: dict[str, list[tuple[float, str]]] = {}
+    for row in rows:
+        times = CallTimes.model_validate(row["call_times"])
+        values = estimators(np.asarray(times.baseline_ms), np.asarray(times.candidate_ms))
+        for name, value in values.items():
+            distances.setdefault(name, []).append((abs(1 - value), f"{row['task']}/{row['case']}"))
+    lines = [f"{len(rows)} noop rows; |1 - s| by estimator (the harness reports the first):"]
+    for name, found in distances.items():
+        values = np.array([d for d, _ in found])
+        worst = max(found)
+        lines.append(f"  {name:34s} median {np.median(values):.2%}, max {worst[0]:.2%} ({worst[1]}), "
+                     f"{int((values > 0.02).sum())} over 2%, {int((values > 0.01).sum())} over 1%")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("run", type=Path)
-    parser.add_argument("rows", nargs="*", help="TASK or TASK/CASE (default: every row with call_times)")
+    parser.add_argument("paths", nargs="+", help="run directories, then TASK or TASK/CASE to choose rows")
     parser.add_argument("--over", type=float, default=0.0, help="only rows with |1 - speedup| above this")
+    parser.add_argument("--estimators", action="store_true", help="compare estimators over every (noop) row")
     args = parser.parse_args(argv)
+    runs = [Path(path) for path in args.paths if Path(path).is_dir()]
+    chosen = [path for path in args.paths if not Path(path).is_dir()]
+    if not runs:
+        parser.error(f"no run directory among {args.paths}")
     try:
-        rows = run_rows(args.run)
+        rows = [row for run in runs for row in run_rows(run)]
     except ValueError as error:
         parser.error(str(error))
     kept = [row for row in rows if row.get("call_times") and row["call_times"]["candidate_ms"]]
-    if args.rows:
-        kept = [row for row in kept if row["task"] in args.rows or f"{row['task']}/{row['case']}" in args.rows]
+    if chosen:
+        kept = [row for row in kept if row["task"] in chosen or f"{row['task']}/{row['case']}" in chosen]
     if not kept:
-        parser.error(f"{args.run}: no matching row kept its calls (run with harness.keep_call_times=true)")
+        parser.error(f"{', '.join(map(str, runs))}: no matching row kept its calls (run with "
+                     "harness.keep_call_times=true)")
+    if args.estimators:
+        print("\n".join(compare_estimators(kept)))
+        return 0
     far = [row for row in kept if abs(1 - row["speedup"]) > args.over]
     if not far:
         print(f"{len(kept)} row(s) kept their calls; none has a speedup further than {args.over:g} from 1")

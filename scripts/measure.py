@@ -203,6 +203,8 @@ def main() -> int:
         except ValueError as error:
             parser.error(str(error))
         rows = list(latest.values())
+        devices = sorted({row.get("device") or "?" for row in rows})
+        print(f"noop rows read from {len(args.noop_rows)} run(s), measured on {', '.join(devices)}", flush=True)
         summary.update(noop_distribution(rows))
         summary.update(worker_seconds(args.noop_rows))
 

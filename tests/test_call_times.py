@@ -69,3 +69,27 @@ def test_the_call_times_script_splits_a_rows_calls_and_compares_estimators(tmp_p
     quiet = subprocess.run([sys.executable, str(script), str(run), "--over", "0.2"], capture_output=True, text=True,
                            check=True).stdout
     assert quiet.strip() == "1 row(s) kept their calls; none has a speedup further than 0.2 from 1"
+
+
+def test_the_estimators_mode_measures_each_estimators_distance_from_one_over_noop_rows(tmp_path):
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    runs = []
+    for index, candidate in enumerate(([0.010] * 8, [0.010] * 4 + [0.011] * 4)):  # 1.0 and a row whose mean moves
+        run = tmp_path / f"run{index}"
+        run.mkdir()
+        row = {"task": "t", "case": f"c{index}", "status": "PASSED", "speedup": 1.0,
+               "call_times": {"baseline_ms": [0.010] * 8, "candidate_ms": candidate, "first": ["baseline"] * 8,
+                              "rechecked": [], "input_sets": 1}}
+        (run / "results.jsonl").write_text(json.dumps(row) + "\n")
+        runs.append(str(run))
+    script = Path(__file__).resolve().parent.parent / "scripts" / "call_times.py"
+    out = subprocess.run([sys.executable, str(script), *runs, "--estimators"], capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    assert out[0] == "2 noop rows; |1 - s| by estimator (the harness reports the first):"
+    assert out[1].split()[:5] == ["interquartile", "mean", "of", "log", "ratios"]
+    mean_of_logs = next(line for line in out if line.strip().startswith("mean of log ratios"))
+    assert "max 4.65% (t/c1), 1 over 2%, 1 over 1%" in mean_of_logs  # exp(log(1 / 1.1) / 2) = 0.9535

@@ -1,7 +1,8 @@
 """graphs.py captures every implementation several times, because a CUDA graph's replay speed is drawn when it is
 captured (H200, 2026-11-30): the captures interleave between sides, shrink to fit memory, and a module that refuses
-any capture is reported not capturable rather than timed on a partial set. CUDA itself is faked here; tests/gpu
-captures real graphs."""
+any capture is reported not capturable rather than timed on a partial set; the timed replays rotate over the
+captures across adaptive batches, every candidate capture is judged, and the interval resamples captures. CUDA itself
+is faked here; tests/gpu captures real graphs."""
 
 from __future__ import annotations
 
@@ -76,3 +77,86 @@ def test_an_uncapturable_baseline_leaves_nothing_to_time(monkeypatch, fake_cuda)
     monkeypatch.setattr(graphs, "capture", fake_capture(fake_cuda, per_capture=1 << 20, refuse={"baseline": 0}))
     captures, notes = graphs._capture_all({"baseline": baseline, "candidate": candidate}, {}, wanted=3)
     assert captures == {} and notes.startswith("baseline not capturable")
+
+
+class FakeGraph:
+    def __init__(self, side: str, index: int, replayed: list[tuple[str, int]], clock: "CaptureClock") -> None:
+        self.side, self.index, self.replayed, self.clock = side, index, replayed, clock
+
+    def replay(self) -> None:
+        self.replayed.append((self.side, self.index))
+        self.clock.last = (self.side, self.index)
+
+
+class CaptureClock:
+    """Each replay takes its capture's speed: 1 ms, and 1.05 ms for the baseline's capture 0 (a slow draw)."""
+
+    name = "fake"
+
+    def __init__(self) -> None:
+        self.last = ("", -1)
+
+    def time_call(self, call, prepare=None) -> float:
+        if prepare is not None:
+            prepare()
+        call()
+        return 1.05 if self.last == ("baseline", 0) else 1.0
+
+
+def graph_run(monkeypatch, fake_cuda, wanted: int, iterations: int, max_iterations: int, judge_fails_at=None):
+    from types import SimpleNamespace
+
+    replayed: list[tuple[str, int]] = []
+    judged: list[int] = []
+    clock = CaptureClock()
+    made: dict[str, int] = {}
+
+    def capture(module, static):
+        side = module.__name__
+        made[side] = made.get(side, 0) + 1
+        return graphs.Captured(graph=FakeGraph(side, made[side] - 1, replayed, clock), inputs=static, output=side)
+
+    def judge(given, output):
+        judged.append(len(judged))
+        passed = judge_fails_at is None or len(judged) - 1 != judge_fails_at
+        return SimpleNamespace(passed=passed, reason="" if passed else "3 of 8 elements wrong", metrics=None)
+
+    monkeypatch.setattr(graphs, "capture", capture)
+    monkeypatch.setattr(graphs, "refill_inputs", lambda *args: None)
+    monkeypatch.setattr(graphs, "generator", lambda device, seed: None)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
+    repetition = SimpleNamespace(graph_captures=wanted, target_ci=1e-9, max_iterations=max_iterations,
+                                 max_timing_s=1e9)
+    fields = graphs.graph_fields(SimpleNamespace(name="t"), SimpleNamespace(name="c"),
+                                 {"baseline": baseline, "candidate": candidate}, {}, judge, clock, None, warmup=0,
+                                 iterations=iterations, seed=0, repetition=repetition)
+    return fields, replayed, judged
+
+
+def test_timed_replays_rotate_over_every_capture_across_adaptive_batches(monkeypatch, fake_cuda):
+    # 6 iterations, then batches of 6 and 12 (doubling to 24): the rotation continues where each batch stopped.
+    fields, replayed, judged = graph_run(monkeypatch, fake_cuda, wanted=4, iterations=6, max_iterations=24)
+    assert judged == [0, 1, 2, 3]  # every candidate capture judged once, before timing
+    timed = replayed[4:]  # after the four judged replays
+    baseline_captures = [index for side, index in timed if side == "baseline"]
+    assert baseline_captures == [i % 4 for i in range(24)]
+    assert [index for side, index in timed if side == "candidate"] == baseline_captures  # pairs share the index
+    assert fields["graph_captures"] == 4
+
+
+def test_one_slow_capture_moves_the_speedup_a_quarter_as_much_and_the_interval_shows_the_draw(monkeypatch, fake_cuda):
+    fields, _, _ = graph_run(monkeypatch, fake_cuda, wanted=4, iterations=400, max_iterations=400)
+    # 100 of 400 ratios read 1.05: exactly the top quarter, which the interquartile mean drops.
+    assert fields["graph_speedup"] == pytest.approx(1.0)
+    low, high = fields["graph_speedup_ci95"]
+    assert low <= 1.0 and high == pytest.approx(1.05, rel=1e-3)  # resampling captures can draw the slow one twice
+
+
+def test_a_wrong_later_capture_of_the_candidate_is_a_reward_hack(monkeypatch, fake_cuda):
+    from fastkernels.checks import CaseFailure
+    from fastkernels.records import Status
+
+    with pytest.raises(CaseFailure) as failure:
+        graph_run(monkeypatch, fake_cuda, wanted=4, iterations=6, max_iterations=6, judge_fails_at=2)
+    assert failure.value.status is Status.REWARD_HACK
+    assert "wrong under CUDA graph replay (capture 2): 3 of 8 elements wrong" in str(failure.value.reason)
