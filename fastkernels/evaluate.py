@@ -36,7 +36,7 @@ from fastkernels.records import CallTimes, ResultRow, Status
 from fastkernels.roofline import roofline_fields
 from fastkernels.stream_escape import StreamEscape
 from fastkernels.timing import (
-    Clock, extend_until_tight, paired_speedup, speedup_ci95, summarize, time_interleaved,
+    Clock, continuing, extend_until_tight, paired_speedup, speedup_ci95, summarize, time_interleaved,
 )
 
 Inputs = dict[str, torch.Tensor]
@@ -191,7 +191,8 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
     return ResultRow(
         **ctx.row_base, **fields, **roofline, status=Status.PASSED, candidate_ms=cand.median_ms,
         candidate_spread=cand.spread, speedup=speedup,
-        speedup_ci95=speedup_ci95(samples["baseline"], samples["candidate"], seed=harness.seed),
+        speedup_ci95=speedup_ci95(samples["baseline"], samples["candidate"], seed=harness.seed,
+                                  clusters=len(sets)),
         candidate_error=metrics,
     )
 
@@ -222,13 +223,13 @@ def _time_adaptively(
         recheck.start_batch(count)
         if "candidate" in calls:
             rechecked.extend(len(first) + index for index in sorted(recheck.picked))
-        added = time_interleaved(calls, sets, ctx.clock, 0, count, label, prepare=recheck.prepare, observe=observe,
-                                 first_log=first)
+        added = time_interleaved(calls, continuing(sets, len(first)), ctx.clock, 0, count, label,
+                                 prepare=recheck.prepare, observe=observe, first_log=first)
         recheck.verify(judge_fresh, expected(count))
         return added
 
     samples = extend_until_tight(samples, more, harness.target_ci, harness.max_iterations, harness.max_timing_s,
-                                 harness.seed)
+                                 harness.seed, clusters=len(sets))
     record = CallTimes(baseline_ms=samples["baseline"], candidate_ms=samples.get("candidate", []),
                        first=first, rechecked=rechecked, input_sets=len(sets))
     return samples, record

@@ -26,7 +26,9 @@ from fastkernels.inputs import generator, refill_inputs, unpredictable_seed
 from fastkernels.manifest import Case, Manifest
 from fastkernels.plan import one_line
 from fastkernels.records import Status
-from fastkernels.timing import Clock, extend_until_tight, paired_speedup, speedup_ci95, summarize, time_interleaved
+from fastkernels.timing import (
+    Clock, continuing, extend_until_tight, paired_speedup, speedup_ci95, summarize, time_interleaved,
+)
 
 Inputs = dict[str, torch.Tensor]
 
@@ -91,9 +93,8 @@ def graph_fields(
     timed = [0]  # iterations so far: each batch starts at the capture the last one stopped at
 
     def replays(iterations_wanted: int, warm: int) -> dict[str, list[float]]:
-        offset = timed[0] % count
-        order = list(range(offset, count)) + list(range(offset))  # global iteration i replays capture i mod count
-        batch = time_interleaved(calls, order, clock, warm, iterations_wanted, label, prepare=prepare)
+        batch = time_interleaved(calls, continuing(range(count), timed[0]), clock, warm, iterations_wanted, label,
+                                 prepare=prepare)  # overall, iteration i replays capture i mod count
         timed[0] += len(batch["baseline"])
         return batch
 

@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from fastkernels.artifacts import run_rows  # noqa: E402
 from fastkernels.records import CallTimes  # noqa: E402
-from fastkernels.timing import paired_speedup  # noqa: E402
+from fastkernels.timing import paired_speedup, speedup_ci95  # noqa: E402
 
 
 def estimators(baseline: np.ndarray, candidate: np.ndarray) -> dict[str, float]:
@@ -85,6 +85,15 @@ def compare_estimators(rows: list[dict]) -> list[str]:
         worst = max(found)
         lines.append(f"  {name:34s} median {np.median(values):.2%}, max {worst[0]:.2%} ({worst[1]}), "
                      f"{int((values > 0.02).sum())} over 2%, {int((values > 0.01).sum())} over 1%")
+    lines.append("95% intervals of the harness's estimator that hold 1 (a calibrated interval: ~95% of noop rows):")
+    for label, by_set in (("iterations resampled", False), ("input sets, then iterations, resampled", True)):
+        held = 0
+        for row in rows:
+            times = CallTimes.model_validate(row["call_times"])
+            low, high = speedup_ci95(times.baseline_ms, times.candidate_ms,
+                                     clusters=times.input_sets if by_set else 1)
+            held += low <= 1.0 <= high
+        lines.append(f"  {label:38s} {held} of {len(rows)} ({held / len(rows):.1%})")
     return lines
 
 

@@ -78,7 +78,7 @@ def test_the_estimators_mode_measures_each_estimators_distance_from_one_over_noo
     from pathlib import Path
 
     runs = []
-    for index, candidate in enumerate(([0.010] * 8, [0.010] * 4 + [0.011] * 4)):  # 1.0 and a row whose mean moves
+    for index, candidate in enumerate(([0.010] * 8, [0.011] * 8)):  # 1.0, and a row 10% slower on every call
         run = tmp_path / f"run{index}"
         run.mkdir()
         row = {"task": "t", "case": f"c{index}", "status": "PASSED", "speedup": 1.0,
@@ -92,4 +92,7 @@ def test_the_estimators_mode_measures_each_estimators_distance_from_one_over_noo
     assert out[0] == "2 noop rows; |1 - s| by estimator (the harness reports the first):"
     assert out[1].split()[:5] == ["interquartile", "mean", "of", "log", "ratios"]
     mean_of_logs = next(line for line in out if line.strip().startswith("mean of log ratios"))
-    assert "max 4.65% (t/c1), 1 over 2%, 1 over 1%" in mean_of_logs  # exp(log(1 / 1.1) / 2) = 0.9535
+    assert "median 4.55%, max 9.09% (t/c1), 1 over 2%, 1 over 1%" in mean_of_logs  # 1 / 1.1 = 0.9091
+    assert ["iterations", "resampled", "1", "of", "2", "(50.0%)"] in [line.split() for line in out]  # not c1's
+    assert ["input", "sets,", "then", "iterations,", "resampled", "1", "of", "2", "(50.0%)"] in [
+        line.split() for line in out]

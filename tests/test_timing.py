@@ -9,7 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fastkernels.timing import ALTERNATE, HostClock, extend_until_tight, paired_speedup, speedup_ci95, summarize, time_interleaved
+from fastkernels.timing import (
+    ALTERNATE, HostClock, continuing, extend_until_tight, paired_speedup, speedup_ci95, summarize, time_interleaved,
+)
 
 
 class FakeClock:
@@ -103,8 +105,9 @@ def test_a_module_against_itself_reads_one_on_the_h200s_clustered_microsecond_ca
         baseline, candidate = calls["baseline_us"], calls["candidate_us"]
         assert abs(1 - float(np.median(np.divide(baseline, candidate)))) > 0.02, case  # what the median read
         assert abs(1 - paired_speedup(baseline, candidate)) < 0.01, case
-        low, high = speedup_ci95(baseline, candidate)
-        assert low <= 1.0 <= high and high - low < 0.02, (case, low, high)
+        for clusters in (1, 8):  # the harness resamples its 8 input sets, then iterations
+            low, high = speedup_ci95(baseline, candidate, clusters=clusters)
+            assert low <= 1.0 <= high and high - low < 0.025, (case, clusters, low, high)
 
 
 class DisturbedClock(FakeClock):
@@ -289,3 +292,24 @@ def test_a_device_that_lags_after_every_call_is_no_evidence_against_the_candidat
 
 def test_an_event_interval_longer_than_the_host_wall_time_is_timer_tampering():
     assert "timer tampering" in escape_verdict({"baseline": 0.0, "candidate": 0.0}, event_ms=5.0, wall_ms=2.0)
+
+
+def test_batches_timed_one_after_another_continue_the_rotation_of_input_sets():
+    seen: list[int] = []
+    done = 0
+    for batch in (6, 6, 12):  # 6 is not a multiple of 4: a batch restarting at set 0 would break the rotation
+        samples = time_interleaved({"a": seen.append}, continuing([0, 1, 2, 3], done), FakeClock([]), 0, batch)
+        done += len(samples["a"])
+    assert seen == [i % 4 for i in range(24)]
+
+
+def test_the_interval_resamples_clusters_when_iterations_of_a_cluster_share_a_draw():
+    # Four input sets (or graph captures) whose ratios differ by +-3% but barely within: iterations alone look
+    # certain, the clusters say how far another draw of sets could land.
+    offsets = [1.03, 0.97, 1.02, 0.985]
+    baseline = [offsets[i % 4] * (1 + 0.001 * ((i * 7) % 5 - 2)) for i in range(400)]
+    candidate = [1.0] * 400
+    naive = speedup_ci95(baseline, candidate)
+    clustered = speedup_ci95(baseline, candidate, clusters=4)
+    assert naive[1] - naive[0] < 0.01 < clustered[1] - clustered[0]
+    assert clustered[0] <= paired_speedup(baseline, candidate) <= clustered[1]
