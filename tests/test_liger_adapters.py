@@ -1,6 +1,7 @@
-"""Liger-Kernel adapters map the task's layout onto Liger's exactly. Liger runs only on CUDA, so here its rope op is
-replaced by a PyTorch version of its documented semantics (HF rotate_half on [batch, heads, seq, head_dim] with
-cos/sin [1, seq, head_dim]); the real kernel is exercised on the device by the noop/reference suites."""
+"""Liger-Kernel adapters map the task's layout onto Liger's exactly. Liger runs only on CUDA, so here each Liger op is
+replaced by a PyTorch version of its semantics as Liger 0.8.5's source defines them (rope: HF rotate_half on
+[batch, heads, seq, head_dim] with cos/sin [1, seq, head_dim]; GEGLU; group norm), and the
+arguments the adapter passes are checked; the real kernels are exercised on the device by the noop/reference suites."""
 
 from __future__ import annotations
 
@@ -9,8 +10,12 @@ import types
 from pathlib import Path
 
 import torch
+import torch.nn.functional as F
+from task_library import REGISTRY, case_inputs, eager_class
 
+from fastkernels.build import build, eager_classes, reference_state
 from fastkernels.implementations import import_file
+from fastkernels.manifest import Case
 
 TASK = Path(__file__).resolve().parent.parent / "tasks" / "L1" / "rotary_embedding"
 
@@ -71,3 +76,84 @@ def test_liger_geglu_adapter_feeds_gate_and_up_and_falls_back_for_exact_gelu(mon
     assert calls == [(torch.Size([4, 6]), torch.Size([4, 6]))]
     torch.testing.assert_close(liger.GeluAndMul("none")(x), native.GeluAndMul("none")(x))  # vLLM's forward_native
     assert len(calls) == 1
+
+
+# ------------------------------------------------------------------------------------------------ shared helpers
+
+
+def install_fake_liger(monkeypatch, submodule: str, **symbols: object) -> None:
+    """Stand-in `liger_kernel`, `liger_kernel.ops` and `liger_kernel.ops.<submodule>` holding `symbols`."""
+    for name in ("liger_kernel", "liger_kernel.ops"):
+        monkeypatch.setitem(sys.modules, name, types.ModuleType(name))
+    module = types.ModuleType(f"liger_kernel.ops.{submodule}")
+    for name, value in symbols.items():
+        setattr(module, name, value)
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+
+
+def cpu_cases(task: str) -> list[Case]:
+    return [case for case in REGISTRY.get(task).cases if case.tier == "cpu"]
+
+
+def built_pair(task: str, adapter: type, case: Case) -> tuple[torch.nn.Module, torch.nn.Module]:
+    """The task's eager module and `adapter`, built as the harness builds baselines: case dtype, one reference state
+    dict loaded strictly into both."""
+    manifest, eager = REGISTRY.get(task), eager_class(task)
+    components = eager_classes(REGISTRY, REGISTRY.closure(task), "cpu")
+    state = reference_state(manifest, case, eager, components, "cpu", seed=0)
+    return (build(eager, case, components, state, "cpu", "eager"),
+            build(adapter, case, components, state, "cpu", "liger"))
+
+
+# -------------------------------------------------------------------------------------------------- group_norm
+
+
+def fake_liger_group_norm(monkeypatch) -> list[dict]:
+    """LigerGroupNormFunction as liger_kernel/ops/group_norm.py (0.8.5) defines its forward; returns its call log.
+
+    X is made contiguous and viewed as [batch, num_groups, hidden]; per (sample, group): mean, variance E[x^2] -
+    mean^2, rstd = rsqrt(variance + eps), all in fp32; element i of the group belongs to channel
+    group * channels_per_group + i // (hidden / channels_per_group); Y = (x - mean) * rstd * W[c] + B[c], stored in
+    X's dtype with X's shape."""
+    calls: list[dict] = []
+
+    class LigerGroupNormFunction:
+        @staticmethod
+        def apply(X, W, B, num_channels, num_groups, eps):
+            calls.append(dict(x=X, contiguous=X.is_contiguous(), weight=W, bias=B, num_channels=num_channels,
+                              num_groups=num_groups, eps=eps))
+            h = X.contiguous().view(X.shape[0], num_groups, -1).float()
+            hidden, per_group = h.shape[-1], num_channels // num_groups
+            mean = h.sum(-1, keepdim=True) / hidden
+            rstd = torch.rsqrt((h * h).sum(-1, keepdim=True) / hidden - mean * mean + eps)
+            channel = torch.arange(num_groups)[:, None] * per_group + torch.arange(hidden) // (hidden // per_group)
+            return ((h - mean) * rstd * W.float()[channel] + B.float()[channel]).to(X.dtype).view(X.shape)
+
+    install_fake_liger(monkeypatch, "group_norm", LigerGroupNormFunction=LigerGroupNormFunction)
+    return calls
+
+
+def test_liger_group_norm_adapter_passes_nchw_x_weight_bias_channels_groups_and_eps_and_matches_eager(monkeypatch):
+    calls = fake_liger_group_norm(monkeypatch)
+    liger = import_file(TASK.parent / "group_norm" / "liger.py", namespace="test.liger_group_norm")
+    for case in cpu_cases("group_norm"):
+        eager, adapter = built_pair("group_norm", liger.GroupNorm, case)
+        x = case_inputs("group_norm", case.name)["x"]
+        with torch.no_grad():
+            torch.testing.assert_close(adapter(x), eager(x))  # case dtype (bf16): one rounding each
+        call = calls[-1]
+        assert call["x"] is x and call["contiguous"]
+        assert call["weight"] is adapter.weight and call["bias"] is adapter.bias
+        assert (call["num_channels"], call["num_groups"], call["eps"]) == (
+            case.init["num_channels"], case.init["num_groups"], case.init["eps"])
+        with torch.no_grad():  # fp32: the fake's only rounding is fp32's, so the mapping must be exact
+            torch.testing.assert_close(adapter.float()(x.float()), eager.float()(x.float()), atol=1e-5, rtol=1e-5)
+    assert len(calls) == 2 * len(cpu_cases("group_norm"))
+
+
+def test_liger_group_norm_adapter_without_affine_falls_back_to_torch_group_norm(monkeypatch):
+    calls = fake_liger_group_norm(monkeypatch)
+    liger = import_file(TASK.parent / "group_norm" / "liger.py", namespace="test.liger_group_norm_plain")
+    x = torch.randn(2, 6, 5, 7) + 0.5
+    torch.testing.assert_close(liger.GroupNorm(3, 6, 1e-5, affine=False)(x), F.group_norm(x, 3, None, None, 1e-5))
+    assert calls == []
