@@ -1,6 +1,6 @@
 """Liger-Kernel adapters map the task's layout onto Liger's exactly. Liger runs only on CUDA, so here each Liger op is
 replaced by a PyTorch version of its semantics as Liger 0.8.5's source defines them (rope: HF rotate_half on
-[batch, heads, seq, head_dim] with cos/sin [1, seq, head_dim]; GEGLU; group norm), and the
+[batch, heads, seq, head_dim] with cos/sin [1, seq, head_dim]; GEGLU; group norm; fused MoE), and the
 arguments the adapter passes are checked; the real kernels are exercised on the device by the noop/reference suites."""
 
 from __future__ import annotations
@@ -157,3 +157,53 @@ def test_liger_group_norm_adapter_without_affine_falls_back_to_torch_group_norm(
     x = torch.randn(2, 6, 5, 7) + 0.5
     torch.testing.assert_close(liger.GroupNorm(3, 6, 1e-5, affine=False)(x), F.group_norm(x, 3, None, None, 1e-5))
     assert calls == []
+
+
+# ------------------------------------------------------------------------------------------------- moe_experts
+
+
+def fake_liger_fused_moe(monkeypatch) -> list[dict]:
+    """LigerFusedMoEFunction as liger_kernel/ops/fused_moe.py (0.8.5) defines its forward; returns its call log.
+
+    Every (token, slot) pair t, k with expert e = top_k_index[t, k] (int32) is its own row: [gate | up] =
+    x[t] @ gate_up_proj[e].T in fp32 (gate_up_proj [E, 2I, H], gate rows first); a = silu(gate) * up rounded to x's
+    dtype; y = a @ down_proj[e].T (down_proj [E, H, I]) in fp32, rounded to x's dtype; out[t] = sum_k
+    top_k_weights[t, k] * y in fp32, stored in x's dtype."""
+    calls: list[dict] = []
+
+    class LigerFusedMoEFunction:
+        @staticmethod
+        def apply(x, gate_up_proj, down_proj, top_k_index, top_k_weights):
+            calls.append(dict(x=x, gate_up_proj=gate_up_proj, down_proj=down_proj, top_k_index=top_k_index,
+                              top_k_weights=top_k_weights))
+            tokens, top_k = top_k_index.shape
+            experts = top_k_index.reshape(-1).long()
+            rows = x.float().repeat_interleave(top_k, dim=0)
+            gate, up = torch.einsum("nh,nih->ni", rows, gate_up_proj[experts].float()).chunk(2, dim=-1)
+            act = (F.silu(gate) * up).to(x.dtype).float()
+            y = torch.einsum("ni,nhi->nh", act, down_proj[experts].float()).to(x.dtype).float()
+            weighted = y.view(tokens, top_k, -1) * top_k_weights.float()[..., None]
+            return weighted.sum(1).to(x.dtype)
+
+    install_fake_liger(monkeypatch, "fused_moe", LigerFusedMoEFunction=LigerFusedMoEFunction)
+    return calls
+
+
+def test_liger_moe_adapter_passes_w13_as_gate_up_w2_as_down_int32_ids_and_weights_and_matches_eager(monkeypatch):
+    calls = fake_liger_fused_moe(monkeypatch)
+    liger = import_file(TASK.parent / "moe_experts" / "liger.py", namespace="test.liger_moe_experts")
+    tolerance = REGISTRY.get("moe_experts").tolerance["bfloat16"]
+    for case in cpu_cases("moe_experts"):
+        eager, adapter = built_pair("moe_experts", liger.FusedMoEExperts, case)
+        inputs = case_inputs("moe_experts", case.name)
+        inputs["topk_ids"][0] = inputs["topk_ids"][0, 0]  # a token naming one expert in every slot: each slot counts
+        with torch.no_grad():
+            torch.testing.assert_close(adapter(**inputs), eager(**inputs), atol=tolerance.atol, rtol=tolerance.rtol)
+            fp32 = {**inputs, "hidden_states": inputs["hidden_states"].float()}
+            torch.testing.assert_close(adapter.float()(**fp32), eager.float()(**fp32), atol=1e-5, rtol=1e-5)
+        call = calls[-1]
+        assert call["x"] is fp32["hidden_states"] and call["top_k_weights"] is inputs["topk_weights"]
+        assert call["gate_up_proj"] is adapter.w13_weight and call["down_proj"] is adapter.w2_weight
+        assert call["top_k_index"].dtype == torch.int32 and call["top_k_index"].is_contiguous()
+        assert torch.equal(call["top_k_index"].long(), inputs["topk_ids"])
+    assert len(calls) == 2 * len(cpu_cases("moe_experts"))
