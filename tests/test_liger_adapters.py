@@ -1,14 +1,18 @@
 """Liger-Kernel adapters map the task's layout onto Liger's exactly. Liger runs only on CUDA, so here each Liger op is
 replaced by a PyTorch version of its semantics as Liger 0.8.5's source defines them (rope: HF rotate_half on
-[batch, heads, seq, head_dim] with cos/sin [1, seq, head_dim]; GEGLU; group norm; fused MoE), and the
+[batch, heads, seq, head_dim] with cos/sin [1, seq, head_dim]; GEGLU; group norm; fused MoE; softmax), and the
 arguments the adapter passes are checked; the real kernels are exercised on the device by the noop/reference suites."""
 
 from __future__ import annotations
 
+import importlib.util
+import os
+import subprocess
 import sys
 import types
 from pathlib import Path
 
+import pytest
 import torch
 import torch.nn.functional as F
 from task_library import REGISTRY, case_inputs, eager_class
@@ -207,3 +211,93 @@ def test_liger_moe_adapter_passes_w13_as_gate_up_w2_as_down_int32_ids_and_weight
         assert call["top_k_index"].dtype == torch.int32 and call["top_k_index"].is_contiguous()
         assert torch.equal(call["top_k_index"].long(), inputs["topk_ids"])
     assert len(calls) == 2 * len(cpu_cases("moe_experts"))
+
+
+# ----------------------------------------------------------------------------------------------------- softmax
+
+
+def fake_liger_softmax(monkeypatch) -> list[dict]:
+    """LigerSoftmaxFunction as liger_kernel/ops/softmax.py (0.8.5) defines its forward; returns its call log.
+
+    x is made contiguous and viewed as rows of its last dimension; calculate_settings raises RuntimeError when
+    next_power_of_2(n) > 65536; one program per row takes the row max with tl.max, which upcasts bf16 to fp32, so
+    x - max, exp, the row sum and the division are fp32; y is stored in x's dtype (empty_like) with x's shape."""
+    calls: list[dict] = []
+
+    class LigerSoftmaxFunction:
+        @staticmethod
+        def apply(x):
+            calls.append(dict(x=x))
+            n = x.shape[-1]
+            if 1 << (n - 1).bit_length() > 65536:
+                raise RuntimeError(f"Cannot launch Triton kernel since n = {n} exceeds the recommended Triton "
+                                   "blocksize = 65536.")
+            rows = x.contiguous().view(-1, n).float()
+            e = torch.exp(rows - rows.max(dim=-1, keepdim=True).values)
+            return (e / e.sum(dim=-1, keepdim=True)).to(x.dtype).view(x.shape)
+
+    install_fake_liger(monkeypatch, "softmax", LigerSoftmaxFunction=LigerSoftmaxFunction)
+    return calls
+
+
+def test_liger_softmax_adapter_passes_x_unchanged_and_matches_eager_on_the_cpu_cases(monkeypatch):
+    calls = fake_liger_softmax(monkeypatch)
+    liger = import_file(TASK.parent / "softmax" / "liger.py", namespace="test.liger_softmax")
+    for case in cpu_cases("softmax"):
+        eager, adapter = built_pair("softmax", liger.Softmax, case)
+        x = case_inputs("softmax", case.name)["x"]
+        torch.testing.assert_close(adapter(x), eager(x))  # case dtype (bf16): fp32 math, one rounding each
+        assert calls[-1]["x"] is x
+        torch.testing.assert_close(adapter(x.float()), eager(x.float()), atol=1e-6, rtol=1e-5)
+    assert len(calls) == 2 * len(cpu_cases("softmax"))
+
+
+def test_liger_softmax_adapter_takes_the_torch_native_path_for_rows_liger_refuses(monkeypatch):
+    calls = fake_liger_softmax(monkeypatch)
+    liger = import_file(TASK.parent / "softmax" / "liger.py", namespace="test.liger_softmax_wide")
+    widest = (torch.randn(2, 65536) * 3).bfloat16()
+    torch.testing.assert_close(liger.Softmax()(widest), torch.softmax(widest.float(), dim=-1).bfloat16())
+    assert len(calls) == 1  # 65536 columns still fit Liger's one block
+    logits = (torch.randn(1, 128256) * 3).bfloat16()  # Llama-3.1's vocabulary: Liger would raise; torch_native's code
+    torch.testing.assert_close(liger.Softmax()(logits), torch.softmax(logits, dim=-1, dtype=torch.float32).bfloat16(),
+                               atol=0, rtol=0)
+    assert len(calls) == 1
+
+
+# ------------------------------------------------------------------------------------------ real Liger kernels
+
+
+REAL_LIGER = """
+import sys, torch
+from pathlib import Path
+from fastkernels.implementations import import_file
+level1 = Path(sys.argv[1])
+moe = level1 / "moe_experts"
+eager = import_file(moe / "experts.py", namespace="tasks.moe_experts").FusedMoEExperts(5, 48, 40)
+liger = import_file(moe / "liger.py", namespace="tasks.moe_experts").FusedMoEExperts(5, 48, 40)
+liger.load_state_dict(eager.state_dict())
+gen = torch.Generator().manual_seed(0)
+x, weights = torch.randn(13, 48, generator=gen), torch.rand(13, 2, generator=gen)
+ids = torch.randint(0, 5, (13, 2), generator=gen)
+ids[0] = 3
+with torch.no_grad():
+    torch.testing.assert_close(liger(x, weights, ids), eager(x, weights, ids), atol=1e-5, rtol=1e-5)
+softmax = level1 / "softmax"
+eager = import_file(softmax / "softmax.py", namespace="tasks.softmax").Softmax()
+liger = import_file(softmax / "liger.py", namespace="tasks.softmax").Softmax()
+for shape in [(7, 1000), (33, 61), (1, 70000)]:
+    x = torch.randn(*shape, generator=gen) * 3
+    torch.testing.assert_close(liger(x), eager(x), atol=1e-6, rtol=1e-5)
+"""
+
+
+@pytest.mark.skipif(importlib.util.find_spec("liger_kernel") is None, reason="liger_kernel is not installed")
+def test_real_liger_fused_moe_and_softmax_under_the_triton_interpreter_match_eager_in_fp32():
+    """Liger's own Triton kernels behind the moe_experts and softmax adapters, on CPU tensors (TRITON_INTERPRET=1,
+    fp32: the interpreter truncates to bf16), in a fresh process because LIGER_FUSED_MOE_AUTOTUNE=0 must be set
+    before liger_kernel is imported (the autotuner needs a GPU driver). Its group norm kernel does not run under
+    the interpreter (it calls eps.to(tl.float32) on a Python float), so group_norm has the stand-in test only."""
+    env = {**os.environ, "TRITON_INTERPRET": "1", "LIGER_FUSED_MOE_AUTOTUNE": "0"}
+    done = subprocess.run([sys.executable, "-c", REAL_LIGER, str(TASK.parent)], env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
