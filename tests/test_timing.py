@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fastkernels.timing import (
     ALTERNATE, HostClock, continuing, extend_until_tight, paired_speedup, speedup_ci95, summarize, time_interleaved,
@@ -313,3 +315,21 @@ def test_the_interval_resamples_clusters_when_iterations_of_a_cluster_share_a_dr
     clustered = speedup_ci95(baseline, candidate, clusters=4)
     assert naive[1] - naive[0] < 0.01 < clustered[1] - clustered[0]
     assert clustered[0] <= paired_speedup(baseline, candidate) <= clustered[1]
+
+
+_times = st.lists(st.floats(min_value=1e-3, max_value=1e3, allow_nan=False), min_size=1, max_size=60)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_the_speedup_estimator_is_a_proper_average_of_the_paired_ratios(data):
+    baseline = data.draw(_times)
+    candidate = data.draw(st.lists(st.floats(min_value=1e-3, max_value=1e3, allow_nan=False),
+                                   min_size=len(baseline), max_size=len(baseline)))
+    ratios = np.divide(baseline, candidate)
+    s = paired_speedup(baseline, candidate)
+    assert ratios.min() * (1 - 1e-9) <= s <= ratios.max() * (1 + 1e-9)  # between the extreme ratios
+    assert paired_speedup(candidate, baseline) == pytest.approx(1 / s, rel=1e-9)  # swapping roles inverts it
+    scale = data.draw(st.floats(min_value=1e-2, max_value=1e2))
+    assert paired_speedup([b * scale for b in baseline], [c * scale for c in candidate]) == pytest.approx(s, rel=1e-9)
+    assert paired_speedup(baseline, baseline) == 1.0  # a module against itself, call for call
