@@ -100,6 +100,10 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
         for impl in plan.baselines:
             try:
                 module = _instantiate(impl, ctx, state, Status.BASELINE_ERROR, impl.name)
+                fallback = _fallback_reason(module, rounds[0])
+                if fallback:  # its library's kernel would not run: timing it would credit the library with another path
+                    alternatives[impl.name] = f"not used: {fallback} (its forward would run a fallback path here)"
+                    continue
                 baseline_errors[impl.name] = run_rounds(
                     module, rounds, judge_round, manifest.mutates, impl.name, harness.repeat_runs)
                 baselines[impl.name] = module
@@ -268,6 +272,13 @@ def _verify_integrity(ctx: CaseContext, when: str) -> None:
     changed = ctx.integrity.changed()
     if changed:
         raise CaseFailure(Status.REWARD_HACK, f"harness or library code was patched or reconfigured {when}: {changed}")
+
+
+def _fallback_reason(module: torch.nn.Module, inputs: Inputs) -> str:
+    """An adapter whose library kernel does not serve every case falls back to another path inside its forward (so
+    higher-level tasks composed on it still run) and says when, through `fallback_reason(inputs)`; "" otherwise."""
+    reason = getattr(module, "fallback_reason", None)
+    return reason(inputs) if callable(reason) else ""
 
 
 def _instantiate(impl: Impl, ctx: CaseContext, state, status: Status, who: str) -> torch.nn.Module:

@@ -56,6 +56,12 @@ def test_liger_rope_adapter_matches_the_pytorch_production_path(monkeypatch):
     gptj = dict(args, is_neox_style=False)  # not Liger's layout: the adapter falls back to the PyTorch path
     for got, want in zip(liger.RotaryEmbedding(**gptj)(positions, query, key), native.RotaryEmbedding(**gptj)(positions, query, key)):
         torch.testing.assert_close(got, want)
+    # ... and says so, so the harness does not time the fallback under Liger's name
+    assert ours.fallback_reason({"key": key}) == ""
+    assert liger.RotaryEmbedding(**gptj).fallback_reason({"key": key}) == "GPT-J (interleaved) layout"
+    assert ours.fallback_reason({"key": None}) == "no key (Liger rotates q and k together)"
+    partial = liger.RotaryEmbedding(**dict(args, rotary_dim=8))
+    assert partial.fallback_reason({"key": key}) == "partial rotary dim (8 of 16)"
 
 
 def test_liger_geglu_adapter_feeds_gate_and_up_and_falls_back_for_exact_gelu(monkeypatch):
@@ -80,6 +86,8 @@ def test_liger_geglu_adapter_feeds_gate_and_up_and_falls_back_for_exact_gelu(mon
     assert calls == [(torch.Size([4, 6]), torch.Size([4, 6]))]
     torch.testing.assert_close(liger.GeluAndMul("none")(x), native.GeluAndMul("none")(x))  # vLLM's forward_native
     assert len(calls) == 1
+    assert liger.GeluAndMul("tanh").fallback_reason({"x": x}) == ""
+    assert liger.GeluAndMul("none").fallback_reason({"x": x}) == "approximate='none' (Liger has only tanh GELU)"
 
 
 # ------------------------------------------------------------------------------------------------ shared helpers
@@ -161,6 +169,9 @@ def test_liger_group_norm_adapter_without_affine_falls_back_to_torch_group_norm(
     x = torch.randn(2, 6, 5, 7) + 0.5
     torch.testing.assert_close(liger.GroupNorm(3, 6, 1e-5, affine=False)(x), F.group_norm(x, 3, None, None, 1e-5))
     assert calls == []
+    assert liger.GroupNorm(3, 6, 1e-5, affine=False).fallback_reason({"x": x}) == (
+        "no affine (Liger needs a weight and a bias)")
+    assert liger.GroupNorm(3, 6, 1e-5, affine=True).fallback_reason({"x": x}) == ""
 
 
 # ------------------------------------------------------------------------------------------------- moe_experts
@@ -262,6 +273,9 @@ def test_liger_softmax_adapter_takes_the_torch_native_path_for_rows_liger_refuse
     torch.testing.assert_close(liger.Softmax()(logits), torch.softmax(logits, dim=-1, dtype=torch.float32).bfloat16(),
                                atol=0, rtol=0)
     assert len(calls) == 1
+    # the harness asks first, and leaves the adapter out of the logits cases' baseline choice
+    assert liger.Softmax().fallback_reason({"x": widest}) == ""
+    assert liger.Softmax().fallback_reason({"x": logits}) == "rows of 128256 > 65536, which Liger refuses"
 
 
 # ------------------------------------------------------------------------------------------ real Liger kernels
@@ -301,3 +315,54 @@ def test_real_liger_fused_moe_and_softmax_under_the_triton_interpreter_match_eag
     done = subprocess.run([sys.executable, "-c", REAL_LIGER, str(TASK.parent)], env=env,
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
+
+
+# ------------------------------------------------------------------------------------- layer_norm and mrope
+
+
+def test_liger_layer_norm_adapter_passes_x_weight_bias_and_eps_and_falls_back_without_affine(monkeypatch):
+    calls = []
+
+    class LigerLayerNormFunction:  # liger_kernel/ops/layer_norm.py: per-row fp32 mean and variance, affine in x's dtype
+        @staticmethod
+        def apply(x, weight, bias, eps):
+            calls.append((x.shape, weight, bias, eps))
+            mean = x.float().mean(-1, keepdim=True)
+            var = x.float().var(-1, unbiased=False, keepdim=True)
+            return ((x.float() - mean) * torch.rsqrt(var + eps) * weight.float() + bias.float()).to(x.dtype)
+
+    install_fake_liger(monkeypatch, "layer_norm", LigerLayerNormFunction=LigerLayerNormFunction)
+    task = TASK.parent / "layer_norm"
+    liger = import_file(task / "liger.py", namespace="test.liger_layer_norm")
+    eager = import_file(task / "layer_norm.py", namespace="tasks.layer_norm")
+    ours, theirs = liger.LayerNorm(24, 1e-6), eager.LayerNorm(24, 1e-6)
+    with torch.no_grad():
+        theirs.weight.normal_(1.0, 0.1)
+        theirs.bias.normal_(0.0, 0.1)
+    ours.load_state_dict(theirs.state_dict(), strict=True)
+    x = torch.randn(5, 24) + 0.5
+    torch.testing.assert_close(ours(x), theirs(x))
+    assert len(calls) == 1 and calls[0][1] is ours.weight and calls[0][2] is ours.bias and calls[0][3] == 1e-6
+    assert ours.fallback_reason({"x": x}) == ""
+    plain = liger.LayerNorm(24, 1e-6, elementwise_affine=False)
+    torch.testing.assert_close(plain(x), F.layer_norm(x, (24,), None, None, 1e-6))
+    assert len(calls) == 1
+    assert plain.fallback_reason({"x": x}) == "no elementwise affine (Liger needs a weight and a bias)"
+
+
+def test_the_liger_mrope_adapter_says_which_layouts_its_kernel_does_not_serve(monkeypatch):
+    class LigerQwen2VLMRopeFunction:  # never reached here: only the layouts are asked about
+        @staticmethod
+        def apply(*args):
+            raise AssertionError("not called")
+
+    install_fake_liger(monkeypatch, "qwen2vl_mrope", LigerQwen2VLMRopeFunction=LigerQwen2VLMRopeFunction)
+    liger = import_file(TASK.parent / "mrope" / "liger.py", namespace="test.liger_mrope")
+    args = dict(head_size=32, rotary_dim=32, max_position_embeddings=64, base=10000.0, is_neox_style=True,
+                mrope_section=[4, 6, 6])
+    assert liger.MRotaryEmbedding(**args).fallback_reason({}) == ""
+    assert liger.MRotaryEmbedding(**args, mrope_interleaved=True).fallback_reason({}) == (
+        "interleaved M-RoPE sections (Qwen3-VL)")
+    assert liger.MRotaryEmbedding(**dict(args, is_neox_style=False)).fallback_reason({}) == "GPT-J (interleaved) layout"
+    partial = dict(args, rotary_dim=16, mrope_section=[2, 3, 3])
+    assert liger.MRotaryEmbedding(**partial).fallback_reason({}) == "partial rotary dim (16 of 32)"

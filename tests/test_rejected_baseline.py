@@ -1,7 +1,8 @@
 """A production implementation that fails its correctness check, or whose library is not installed, is not a baseline:
 the next one serves, the row names the missing one under `baseline_alternatives`, and its `review` says the baseline
 is weaker than production's (on the H200, FLA's kernels were rejected on three tasks and fp32 fallbacks 20-60x slower
-served)."""
+served). An adapter whose library kernel does not serve a case says so (`fallback_reason`) and is left out of that
+case's choice, so no row credits the library with the fallback path's time."""
 
 from __future__ import annotations
 
@@ -28,12 +29,31 @@ class SiluAndMul(_native.SiluAndMul):
         return super().forward(x) * 1.1  # 10% off
 '''
 
+PARTIAL = '''
+from pathlib import Path
+
+from fastkernels.implementations import import_file
+
+_native = import_file(Path(__file__).with_name("torch_native.py"), namespace="tasks.silu_and_mul")
+
+
+class SiluAndMul(_native.SiluAndMul):
+    """A stand-in library adapter whose kernel serves batches of several tokens and falls back for one token."""
+
+    def fallback_reason(self, inputs):
+        return "a single token" if inputs["x"].shape[0] == 1 else ""
+
+    def forward(self, x):
+        return super().forward(x)
+'''
+
 
 def _score_with_first_production(tmp_path: Path, entry: str) -> list:
     """silu_and_mul's CPU cases with `entry` listed first among its production implementations."""
     task_dir = tmp_path / "tasks" / "L1" / "silu_and_mul"
     shutil.copytree(TASKS / "L1" / "silu_and_mul", task_dir)
     (task_dir / "broken.py").write_text(BROKEN)
+    (task_dir / "partial.py").write_text(PARTIAL)
     manifest_path = task_dir / "task.yaml"
     manifest_path.write_text(manifest_path.read_text().replace("  production:\n", f"  production:\n    - {entry}\n", 1))
     job, _ = cpu_job(None, tmp_path, "silu_and_mul")
@@ -66,3 +86,17 @@ def test_rows_of_a_healthy_task_carry_no_review_note(tmp_path):
     job, manifest = cpu_job(None, tmp_path, "silu_and_mul")
     rows = run_task(job, manifest, tmp_path, lambda row: None)
     assert rows and all(row.status is Status.PASSED and row.review == "" for row in rows)
+
+
+def test_an_implementation_that_would_fall_back_on_a_case_is_left_out_of_that_cases_choice(tmp_path):
+    rows = _score_with_first_production(
+        tmp_path, '{name: partial_lib, source: "partial.py:SiluAndMul", provenance: "a library for several tokens"}')
+    assert rows and all(row.status is Status.PASSED for row in rows), [row.reason for row in rows]
+    by_case = {row.case: row for row in rows}
+    single = by_case["cpu_decode_1"]
+    assert single.baseline_alternatives["partial_lib"] == (
+        "not used: a single token (its forward would run a fallback path here)")
+    assert single.baseline_impl != "partial_lib" and single.review == ""  # production itself falls back here
+    several = by_case["cpu_odd"]
+    assert isinstance(several.baseline_alternatives.get("partial_lib", 0.0), float) or \
+        several.baseline_impl == "partial_lib"  # timed: served, or a contender with its median

@@ -21,8 +21,19 @@ _native = import_file(Path(__file__).with_name("torch_native.py"), namespace="ta
 
 
 class MRotaryEmbedding(_native.MRotaryEmbedding):
+    def fallback_reason(self, inputs: dict[str, torch.Tensor]) -> str:
+        """Why this case would not run Liger's kernel, "" when it does (the harness then leaves this implementation
+        out of the case's baseline choice, so no row credits Liger with the fallback's time)."""
+        if self.mrope_interleaved:
+            return "interleaved M-RoPE sections (Qwen3-VL)"
+        if not self.is_neox_style:
+            return "GPT-J (interleaved) layout"
+        if self.rotary_dim != self.head_size:
+            return f"partial rotary dim ({self.rotary_dim} of {self.head_size})"
+        return ""
+
     def forward(self, positions: torch.Tensor, query: torch.Tensor, key: torch.Tensor):
-        if self.mrope_interleaved or not self.is_neox_style or self.rotary_dim != self.head_size:
+        if self.fallback_reason({}):
             return super().forward(positions, query, key)
         tokens = query.shape[0]
         cos, sin = self.cos_sin_cache[positions].chunk(2, dim=-1)  # [3, tokens, head_size / 2], fp32

@@ -23,8 +23,19 @@ _native = import_file(Path(__file__).with_name("torch_native.py"), namespace="ta
 
 
 class RotaryEmbedding(_native.RotaryEmbedding):
+    def fallback_reason(self, inputs: dict[str, torch.Tensor | None]) -> str:
+        """Why this case would not run Liger's kernel, "" when it does (the harness then leaves this implementation
+        out of the case's baseline choice, so no row credits Liger with the fallback's time)."""
+        if inputs.get("key") is None:
+            return "no key (Liger rotates q and k together)"
+        if not self.is_neox_style:
+            return "GPT-J (interleaved) layout"
+        if self.rotary_dim != self.head_size:
+            return f"partial rotary dim ({self.rotary_dim} of {self.head_size})"
+        return ""
+
     def forward(self, positions: torch.Tensor, query: torch.Tensor, key: torch.Tensor | None = None):
-        if key is None or not self.is_neox_style or self.rotary_dim != self.head_size:
+        if self.fallback_reason({"key": key}):
             return super().forward(positions, query, key)
         tokens = query.shape[0]
         cos, sin = self.cos_sin_cache.index_select(0, positions.flatten()).chunk(2, dim=-1)
