@@ -278,7 +278,12 @@ def _fallback_reason(module: torch.nn.Module, inputs: Inputs) -> str:
     """An adapter whose library kernel does not serve every case falls back to another path inside its forward (so
     higher-level tasks composed on it still run) and says when, through `fallback_reason(inputs)`; "" otherwise."""
     reason = getattr(module, "fallback_reason", None)
-    return reason(inputs) if callable(reason) else ""
+    if not callable(reason):
+        return ""
+    try:
+        return str(reason(inputs))
+    except Exception as error:  # noqa: BLE001 - a broken adapter is rejected, the next implementation serves
+        raise CaseFailure(Status.BASELINE_ERROR, f"its fallback_reason raised: {one_line(error)}") from None
 
 
 def _instantiate(impl: Impl, ctx: CaseContext, state, status: Status, who: str) -> torch.nn.Module:

@@ -6,9 +6,9 @@ do in eager timing. Several captures because a replay's speed is drawn at captur
 `scripts/diagnose_noop.py --graphs 3`) three captures of one softmax module replayed at 12.58, 12.93 and 13.41 us,
 as far apart as captures of two instances, and one capture a side put noop graph speedups at 0.94. Timed iteration i
 replays capture i mod K of both sides, so the estimate averages over K draws per side, and the speedup's interval
-resamples captures as well as replays (`speedup_ci95(clusters=K)`). Every timed replay is
-preceded (untimed) by fresh values written into the inputs and the cache flush, like the eager protocol. Every
-capture of the candidate is checked by the judge process once, after a replay on fresh inputs. A module that cannot be captured (host syncs,
+resamples captures as well as replays (`speedup_ci95(clusters=K)`). Every timed replay is preceded (untimed) by
+fresh values written into the inputs and the cache flush, like the eager protocol. Every capture of the candidate is
+checked by the judge process once, after a replay on fresh inputs. A module that cannot be captured (host syncs,
 data-dependent shapes, allocations the capture forbids) is reported as such, never failed: graphs are a mode of
 measurement, not a requirement of the task.
 """
@@ -90,12 +90,13 @@ def graph_fields(
     count = len(captures["baseline"])
     calls = {name: (lambda k, c=captured: c[k].graph.replay()) for name, captured in captures.items()}
     label = f"{manifest.name}/{case.name}/graph"
-    timed = [0]  # iterations so far: each batch starts at the capture the last one stopped at
+    timed = 0  # iterations so far: each batch starts at the capture the last one stopped at
 
     def replays(iterations_wanted: int, warm: int) -> dict[str, list[float]]:
-        batch = time_interleaved(calls, continuing(range(count), timed[0]), clock, warm, iterations_wanted, label,
+        nonlocal timed
+        batch = time_interleaved(calls, continuing(range(count), timed), clock, warm, iterations_wanted, label,
                                  prepare=prepare)  # overall, iteration i replays capture i mod count
-        timed[0] += len(batch["baseline"])
+        timed += len(batch["baseline"])
         return batch
 
     samples = extend_until_tight(replays(iterations, warmup), lambda more: replays(more, 0), repetition.target_ci,
@@ -113,8 +114,9 @@ def graph_fields(
 def _capture_all(modules: dict[str, Callable[..., Any]], static: Inputs, wanted: int,
                  ) -> tuple[dict[str, list[Captured]], str]:
     """Up to `wanted` captures of every capturable module, interleaved (A0 B0 A1 B1 ...) so neither side's pools come
-    first; fewer (at least one) where one round of captures takes more than a quarter of the free device memory / the
-    rounds still to go. Returns the captures and the note naming the modules that could not be captured."""
+    first. The first round's reserved memory sizes the rest: at most as many more rounds as fit in a quarter of the
+    free device memory (at least one round in all). Returns the captures and the note naming the modules that could
+    not be captured."""
     captures: dict[str, list[Captured]] = {}
     failures: dict[str, str] = {}
     rounds = wanted

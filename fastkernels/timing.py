@@ -237,10 +237,10 @@ def speedup_ci95(
 
 
 def _resampled_means(groups: np.ndarray, count: int, rng: np.random.Generator) -> np.ndarray:
-    """`count` bootstrap interquartile means of `groups` [clusters, size]: draw clusters with replacement (a single
-    cluster is always itself), then values within each drawn cluster with replacement."""
+    """`count` bootstrap interquartile means of `groups` [clusters, size]: draw clusters with replacement, then
+    values within each drawn cluster with replacement."""
     clusters, size = groups.shape
-    picked = groups[rng.integers(clusters, size=(count, clusters))] if clusters > 1 else groups[np.zeros((count, 1), int)]
+    picked = groups[rng.integers(clusters, size=(count, clusters))]  # one cluster: always itself
     within = rng.integers(size, size=picked.shape)
     resampled = np.take_along_axis(picked, within, axis=2).reshape(count, clusters * size)
     return _interquartile_mean(np.sort(resampled, axis=1))

@@ -45,6 +45,11 @@ class SiluAndMul(_native.SiluAndMul):
 
     def forward(self, x):
         return super().forward(x)
+
+
+class BrokenReason(SiluAndMul):
+    def fallback_reason(self, inputs):
+        return inputs["no_such_input"]
 '''
 
 
@@ -100,3 +105,11 @@ def test_an_implementation_that_would_fall_back_on_a_case_is_left_out_of_that_ca
     several = by_case["cpu_odd"]
     assert isinstance(several.baseline_alternatives.get("partial_lib", 0.0), float) or \
         several.baseline_impl == "partial_lib"  # timed: served, or a contender with its median
+
+
+def test_an_adapter_whose_fallback_reason_raises_is_rejected_by_name_and_the_next_serves(tmp_path):
+    rows = _score_with_first_production(
+        tmp_path, '{name: partial_lib, source: "partial.py:BrokenReason", provenance: "a broken adapter"}')
+    assert rows and all(row.status is Status.PASSED and row.baseline_impl == "torch_native" for row in rows)
+    assert all(row.baseline_alternatives["partial_lib"] == "rejected: its fallback_reason raised: KeyError: "
+               "'no_such_input' (at partial.py:21)" for row in rows), [row.baseline_alternatives for row in rows]

@@ -18,8 +18,7 @@ _native = import_file(Path(__file__).with_name("torch_native.py"), namespace="ta
 
 class GeluAndMul(_native.GeluAndMul):
     def fallback_reason(self, inputs: dict[str, torch.Tensor]) -> str:
-        """Why this case would not run Liger's kernel, "" when it does (the harness then leaves this implementation
-        out of the case's baseline choice, so no row credits Liger with the fallback's time)."""
+        """Why this case would not run Liger's kernel, "" when it does (fastkernels.evaluate._fallback_reason)."""
         return "" if self.approximate == "tanh" else f"approximate={self.approximate!r} (Liger has only tanh GELU)"
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

@@ -20,8 +20,7 @@ _eager = import_file(Path(__file__).with_name("group_norm.py"), namespace="tasks
 
 class GroupNorm(_eager.GroupNorm):
     def fallback_reason(self, inputs: dict[str, torch.Tensor]) -> str:
-        """Why this case would not run Liger's kernel, "" when it does (the harness then leaves this implementation
-        out of the case's baseline choice, so no row credits Liger with the fallback's time)."""
+        """Why this case would not run Liger's kernel, "" when it does (fastkernels.evaluate._fallback_reason)."""
         return "" if self.weight is not None else "no affine (Liger needs a weight and a bias)"
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

@@ -24,8 +24,7 @@ _native = import_file(Path(__file__).with_name("torch_native.py"), namespace="ta
 
 class RotaryEmbedding(_native.RotaryEmbedding):
     def fallback_reason(self, inputs: dict[str, torch.Tensor | None]) -> str:
-        """Why this case would not run Liger's kernel, "" when it does (the harness then leaves this implementation
-        out of the case's baseline choice, so no row credits Liger with the fallback's time)."""
+        """Why this case would not run Liger's kernel, "" when it does (fastkernels.evaluate._fallback_reason)."""
         if inputs.get("key") is None:
             return "no key (Liger rotates q and k together)"
         if not self.is_neox_style:

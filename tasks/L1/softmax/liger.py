@@ -21,8 +21,7 @@ MAX_FUSED_SIZE = 65536  # liger_kernel.ops.utils.calculate_settings: the widest 
 
 class Softmax(_native.Softmax):
     def fallback_reason(self, inputs: dict[str, torch.Tensor]) -> str:
-        """Why this case would not run Liger's kernel, "" when it does (the harness then leaves this implementation
-        out of the case's baseline choice, so no row credits Liger with the fallback's time)."""
+        """Why this case would not run Liger's kernel, "" when it does (fastkernels.evaluate._fallback_reason)."""
         width = inputs["x"].shape[-1]
         return f"rows of {width} > {MAX_FUSED_SIZE}, which Liger refuses" if width > MAX_FUSED_SIZE else ""
 
