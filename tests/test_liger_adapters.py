@@ -73,11 +73,7 @@ def test_liger_geglu_adapter_feeds_gate_and_up_and_falls_back_for_exact_gelu(mon
             calls.append((gate.shape, up.shape))
             return (torch.nn.functional.gelu(gate.float(), approximate="tanh").to(gate.dtype) * up)
 
-    for name in ("liger_kernel", "liger_kernel.ops"):
-        monkeypatch.setitem(sys.modules, name, types.ModuleType(name))
-    geglu = types.ModuleType("liger_kernel.ops.geglu")
-    geglu.LigerGELUMulFunction = LigerGELUMulFunction
-    monkeypatch.setitem(sys.modules, "liger_kernel.ops.geglu", geglu)
+    install_fake_liger(monkeypatch, "geglu", LigerGELUMulFunction=LigerGELUMulFunction)
     task = TASK.parent / "gelu_and_mul"
     liger = import_file(task / "liger.py", namespace="test.liger_geglu")
     native = import_file(task / "torch_native.py", namespace="tasks.gelu_and_mul")
