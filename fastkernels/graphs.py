@@ -56,7 +56,20 @@ def capture(module: Callable[..., Any], static: Inputs, warmup: int = 3) -> Capt
         return Captured(graph, static, output)
     except Exception as error:  # noqa: BLE001 - not capturable is an outcome, reported in the row
         torch.cuda.synchronize()
+        release_generator_capture()
         return one_line(error)
+
+
+def release_generator_capture() -> None:
+    """Clear the device RNG's capture registration that a capture failing mid-way leaves behind.
+
+    torch ends a capture's RNG bookkeeping only when the capture ends cleanly; after one that raised (a host sync in
+    Liger's MoE, 2026-11-30 on the H200) every later random op on the device raised "Offset increment outside graph
+    capture encountered unexpectedly", which killed the rest of the task's cases. A clone of the generator's state
+    keeps its seed and offset and drops the registration.
+    """
+    generator_ = torch.cuda.default_generators[torch.cuda.current_device()]
+    generator_.graphsafe_set_state(generator_.clone_state())
 
 
 def graph_fields(

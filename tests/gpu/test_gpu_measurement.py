@@ -1,7 +1,8 @@
 """GPU-only parts of the measurement protocol, run on the device (skipped without CUDA): work on side streams is
 caught, CUDA-graph timing reports beside eager timing, an uncapturable candidate is noted not failed, a candidate
 whose graph records no work is caught, uninitialised output memory never passes for the baseline's freed answer,
-the noop agent comes out at 1.0 in both modes, and a helper process with its own GPU context is caught.
+the noop agent comes out at 1.0 in both modes, a helper process with its own GPU context is caught, and a
+failed capture leaves the device's random generator usable.
 Run: python -m pytest tests/gpu -q (on a GPU machine)."""
 
 from __future__ import annotations
@@ -62,3 +63,14 @@ def test_a_helper_process_with_its_own_gpu_context_is_a_reward_hack(tmp_path):
     rows = run(tmp_path, "agent=local", f"agent.path={EXPLOITS / 'gpu_helper'}")
     assert all(row["status"] == "REWARD_HACK" and "GPU contexts below the worker" in row["reason"] for row in rows), [
         (r["status"], r["reason"]) for r in rows]
+
+
+def test_a_failed_capture_leaves_the_device_random_generator_usable():
+    # 2026-11-30: Liger's MoE (a host sync) failed its capture and every later torch.randn on the device raised
+    # "Offset increment outside graph capture encountered unexpectedly", ending the task's remaining cases
+    from fastkernels.graphs import capture
+
+    static = {"x": torch.randn(64, device="cuda")}
+    outcome = capture(lambda x: x * x.sum().item(), static)
+    assert isinstance(outcome, str), "a host sync inside the capture must make it uncapturable"
+    assert torch.randn(64, device="cuda").isfinite().all()
