@@ -23,7 +23,7 @@ import torch
 from fastkernels.build import build, reference_state
 from fastkernels.clock_policy import throttled
 from fastkernels.checks import (
-    CaseFailure, JudgeFresh, TimedRecheck, check_precision, clone, recheck_count, run_rounds,
+    CaseFailure, JudgeFresh, BaselineTail, TimedRecheck, check_precision, clone, recheck_count, run_rounds,
 )
 from fastkernels.config import HardwareProfile, HarnessConfig
 from fastkernels.graphs import graph_fields
@@ -131,13 +131,14 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
         if plan.candidate is None:  # noop: the chosen baseline again, as a separate instance
             candidate_impl = next(impl for impl in plan.baselines if impl.name == chosen)
         candidate, metrics = None, None
+        factor = manifest.calibration_factor or harness.calibration_factor
+        fresh = BaselineTail(judge_fresh, baselines[chosen], chosen, factor)
         if candidate_impl is not None:
             candidate = _instantiate(candidate_impl, ctx, state, Status.RUNTIME_ERROR, "candidate")
             _verify_integrity(ctx, "while the candidate was built")
             metrics = run_rounds(
                 candidate, rounds, judge_round, manifest.mutates, "candidate", harness.repeat_runs)
             _verify_integrity(ctx, "while the candidate ran")
-            factor = manifest.calibration_factor or harness.calibration_factor
             check_precision(metrics, list(baseline_errors.values()), tolerance, factor, harness.calibration_floor)
         del rounds
         phase(f"{label}: candidate checked")
@@ -148,7 +149,7 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
         escape = StreamEscape(ctx.clock)
         clocks_before = ctx.read_clocks() if ctx.read_clocks is not None else None
         try:
-            samples, call_times = _time_adaptively(ctx, calls, sets, label, recheck, escape, judge_fresh)
+            samples, call_times = _time_adaptively(ctx, calls, sets, label, recheck, escape, fresh)
         except CaseFailure:
             raise
         except Exception as error:  # noqa: BLE001 - failing only while timed is still the candidate's failure
@@ -161,7 +162,7 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
         graph = {}
         if ctx.device == "cuda" and harness.cuda_graphs:
             modules = {"baseline": baselines[chosen], **({"candidate": candidate} if candidate is not None else {})}
-            graph = graph_fields(manifest, case, modules, sets[0], judge_fresh, ctx.clock, ctx.flush,
+            graph = graph_fields(manifest, case, modules, sets[0], fresh, ctx.clock, ctx.flush,
                                  harness.warmup, harness.iterations, harness.seed, harness)
             _verify_integrity(ctx, "during CUDA-graph timing")
             phase(f"{label}: graphs timed")
@@ -179,6 +180,8 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
         fields["sm_mhz"] = (clocks_before.sm_mhz, clocks_after.sm_mhz)
     production = ctx.row_base.get("baseline") == "production"
     notes = _weaker_baseline_notes(plan, rejected, ctx.device, chosen) if production else []
+    if fresh.note():
+        notes.append(fresh.note())
     if candidate is None:
         fields["review"] = "; ".join(notes)
         roofline = roofline_fields(manifest, case, ctx.profile, sets[0], output, state, base.median_ms, None)
@@ -232,8 +235,8 @@ def _time_adaptively(
         recheck.verify(judge_fresh, expected(count))
         return added
 
-    samples = extend_until_tight(samples, more, harness.target_ci, harness.max_iterations, harness.max_timing_s,
-                                 harness.seed, clusters=len(sets))
+    samples = extend_until_tight(samples, more, harness.target_ci, harness.iteration_cap(ctx.device),
+                                 harness.max_timing_s, harness.seed, clusters=len(sets))
     record = CallTimes(baseline_ms=samples["baseline"], candidate_ms=samples.get("candidate", []),
                        first=first, rechecked=rechecked, input_sets=len(sets))
     return samples, record
