@@ -78,7 +78,7 @@ def graph_fields(
     seed: int, repetition: HarnessConfig,
 ) -> dict[str, Any]:
     """Graph-replay medians for baseline and candidate and the paired speedup over `graph_captures` captures a side,
-    repeated adaptively like eager timing (`repetition`: target_ci, max_iterations, max_timing_s), or a note saying
+    repeated adaptively like eager timing (`repetition`: target_ci, iteration_cap, max_timing_s), or a note saying
     which was not capturable."""
     static = clone(example)
     captures, notes = _capture_all(modules, static, repetition.graph_captures)
@@ -113,7 +113,7 @@ def graph_fields(
         return batch
 
     samples = extend_until_tight(replays(iterations, warmup), lambda more: replays(more, 0), repetition.target_ci,
-                                 repetition.max_iterations, repetition.max_timing_s, seed, clusters=count)
+                                 repetition.iteration_cap("cuda"), repetition.max_timing_s, seed, clusters=count)
     fields: dict[str, Any] = {"baseline_graph_ms": summarize(samples["baseline"]).median_ms, "graph_note": notes,
                               "graph_captures": count}
     if "candidate" in samples:

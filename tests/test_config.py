@@ -80,3 +80,15 @@ def test_unknown_keys_are_rejected():
 def test_task_selection_overrides_compose():
     config = composed("tasks=level1", "tasks.include=[rms_norm]", "tasks.exclude=[]", "tasks.categories=[normalization]")
     assert config.tasks.include == ["rms_norm"] and config.tasks.categories == ["normalization"]
+
+
+def test_the_iteration_cap_is_read_per_device_unless_given():
+    harness = composed().harness
+    assert harness.max_iterations == "auto"
+    assert (harness.iteration_cap("cuda"), harness.iteration_cap("cpu")) == (3200, 400)
+    assert composed("harness.max_iterations=24").harness.iteration_cap("cuda") == 24
+
+
+def test_an_iteration_cap_below_three_is_a_one_line_error():
+    with pytest.raises(ConfigError, match="max_iterations"):
+        composed("harness.max_iterations=2")

@@ -125,7 +125,7 @@ def graph_run(monkeypatch, fake_cuda, wanted: int, iterations: int, max_iteratio
     monkeypatch.setattr(graphs, "refill_inputs", lambda *args: None)
     monkeypatch.setattr(graphs, "generator", lambda device, seed: None)
     monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
-    repetition = SimpleNamespace(graph_captures=wanted, target_ci=1e-9, max_iterations=max_iterations,
+    repetition = SimpleNamespace(graph_captures=wanted, target_ci=1e-9, iteration_cap=lambda device: max_iterations,
                                  max_timing_s=1e9)
     fields = graphs.graph_fields(SimpleNamespace(name="t"), SimpleNamespace(name="c"),
                                  {"baseline": baseline, "candidate": candidate}, {}, judge, clock, None, warmup=0,
