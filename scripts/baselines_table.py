@@ -25,7 +25,8 @@ from fastkernels.artifacts import run_rows
 LAUNCH_BOUND_US = 5.0
 WEAK_REASONS = {
     "group_norm": "PyTorch's native GroupNorm on NCHW reads the input twice (statistics, then normalise) with few "
-                  "blocks per group; Liger's kernel is one program per (sample, group), worse still on SDXL shapes",
+                  "blocks per group (Inductor serves); Liger's kernel failed the tolerance on every SDXL case (44-80% of "
+                  "elements off, by up to 6%: cause not diagnosed, ninth session)",
     "depthwise_conv2d": "cuDNN's bf16 depthwise convolution in NCHW: no tensor-core path, low arithmetic intensity",
     "per_token_group_quant_fp8": "vLLM's native (PyTorch) path: amax, divide, clamp and cast as separate kernels; "
                                  "vLLM's fused CUDA kernel lives in vllm._C, not installable here",
@@ -67,15 +68,18 @@ WEAK_REASONS = {
                    "kernels; Qwen's 768/1408-wide experts make small GEMMs",
     "paged_decode_attention": "sdpa_gather copies every sequence's KV blocks out of the paged cache (an extra read "
                               "and write of the cache) before SDPA; vLLM / FlashInfer read it in place but are not "
-                              "installable here",
+                              "installable here; FlexAttention reading the pages in place through a block mask was 1.1-4.1x slower "
+                              "than sdpa_gather (ninth session)",
     "rope_3d": "V-JEPA 2's 3-D RoPE compiled by Inductor: 6-7% of copy bandwidth (not profiled)",
     "sliding_window_attention": "FlexAttention with a sliding-window block mask: 30-53% of the GEMM rate "
                                 "(not profiled)",
     "softmax": "one block per row: 64 rows of 128256 logits occupy 64 of 132 SMs; router softmaxes are a few µs "
-               "of traffic (Inductor, 2-3x faster than PyTorch's kernel, serves all five cases)",
+               "of traffic (Inductor, 2-3x faster than PyTorch's kernel, serves all five cases; Liger's softmax is "
+               "1.2-1.7x slower than Inductor on the router rows and refuses the 128256-wide ones)",
     "spherical_harmonics": "Inductor over the degree-3 SH evaluation: 25-29% of copy bandwidth (not profiled)",
-    "swinv2_window_attention": "SwinV2's relative-position bias reaches SDPA as an additive float mask, which rules "
-                               "out the flash backend; 64-576-token windows are tiny GEMMs",
+    "swinv2_window_attention": "FlexAttention with the relative-position bias and cosine norms in a score_mod serves "
+                               "since the ninth session (1.41-1.55x faster than SDPA, whose float mask rules out its "
+                               "flash backend), still 5-7%: 64-576-token windows at head_dim 32 are tiny GEMMs",
     # revised 2026-11-30 (third session) from the serial level1 pass of docs/scaling.md
     "gated_delta_rule": "FLA's chunk_gated_delta_rule serves since its final state has its own tolerance (2026-11-30, "
                         "sixth session): a pipeline of Triton kernels (cumsum, K K^T, triangular solve, WY factors, "
