@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import logging
+import signal
+import threading
 import time
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from typing import Any, Iterator
 
 from fastkernels.artifacts import write_json, write_jsonl
 from fastkernels.clock_policy import apply_clock_policy
@@ -37,6 +40,32 @@ def candidate_dir(config: RunConfig) -> Path | None:
     raise ConfigError(f"agent.path={config.agent.path}: no such directory (agent={config.agent.name})")
 
 
+_received: list[str] = []  # the signals signals_end_the_run turned into SystemExit, for env.json's `interrupted`
+
+
+@contextmanager
+def signals_end_the_run() -> Iterator[None]:
+    """SIGTERM and SIGHUP (a scheduler's time limit, a closed terminal) raise SystemExit for the run's duration, as
+    Ctrl-C raises KeyboardInterrupt, so the run ends its workers and writes the rows finished so far instead of dying
+    with them unwritten (the default action). Entered before the clock policy, whose handlers chain to these."""
+    if threading.current_thread() is not threading.main_thread():  # signal.signal only works there
+        yield
+        return
+    names = [name for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)]
+    _received.clear()
+
+    def handler(signum: int, _: Any) -> None:
+        _received.append(signal.Signals(signum).name)  # Ray's ray.wait re-raises SystemExit as SystemExit(1)
+        raise SystemExit(128 + signum)
+
+    previous = {getattr(signal, name): signal.signal(getattr(signal, name), handler) for name in names}
+    try:
+        yield
+    finally:
+        for signum, old in previous.items():
+            signal.signal(signum, old if old is not None else signal.SIG_DFL)
+
+
 def run(config: RunConfig, run_dir: Path, tasks_root: Path = TASKS_DIR) -> tuple[list[ResultRow], KernelLevelReport]:
     started = time.time()
     device = detect_device()
@@ -59,8 +88,11 @@ def run(config: RunConfig, run_dir: Path, tasks_root: Path = TASKS_DIR) -> tuple
     workers = run_dir / "workers"
     workers.mkdir(parents=True, exist_ok=True)
     rows: list[ResultRow] = []
+    reported: list[ResultRow] = []  # verified rows in the order cases finished: what an interrupted run writes
+    completed = False
     lanes = lane_count(config.scale, device_kind, device_count())
     with ExitStack() as policies:
+        policies.enter_context(signals_end_the_run())
         clocks = policies.enter_context(apply_clock_policy(config.clocks.policy, profile, device.device_index))
         if device_kind == "cuda" and config.scale.ray_address is None:  # every local GPU a lane uses, same policy
             for index in range(1, lanes):
@@ -72,6 +104,11 @@ def run(config: RunConfig, run_dir: Path, tasks_root: Path = TASKS_DIR) -> tuple
         environment["task_clocks"] = []
         write_json(run_dir / "env.json", environment)
         progress = Progress(sum(len(cases) for _, cases in work))
+
+        def on_row(row: ResultRow) -> None:
+            reported.append(row)
+            progress.row(row)
+
         jobs = [
             (WorkerJob(
                 task=manifest.name, cases=cases, device=device_kind, profile=profile, harness=config.harness,
@@ -86,18 +123,24 @@ def run(config: RunConfig, run_dir: Path, tasks_root: Path = TASKS_DIR) -> tuple
             if config.scale.backend == "serial":
                 for job, manifest in jobs:
                     clocks.before_task()
-                    rows.extend(run_task(job, manifest, workers, progress.row, env=serial_pin(device_kind)))
+                    rows.extend(run_task(job, manifest, workers, on_row, env=serial_pin(device_kind)))
                     task_clocks = clocks.after_task()
                     environment["task_clocks"].append({"task": manifest.name, **task_clocks.model_dump(mode="json")})
                     write_jsonl(run_dir / "results.jsonl", rows)
             elif config.scale.backend == "threads":
-                rows.extend(run_threads(jobs, workers, lanes, device_kind, progress.row, run_task,
+                rows.extend(run_threads(jobs, workers, lanes, device_kind, on_row, run_task,
                                         lambda index: resolve_profile(profile, detect_device(index), profiles)))
             else:
-                rows.extend(run_ray(jobs, workers, lanes, device_kind, profile, config.scale, progress.row))
+                rows.extend(run_ray(jobs, workers, lanes, device_kind, profile, config.scale, on_row))
+            completed = True
+        except BaseException as stop:
+            environment["interrupted"] = _interruption(stop)
+            log.error("run interrupted (%s): results.jsonl holds the %d verified rows finished so far",
+                      environment["interrupted"], len(reported))
+            raise
         finally:
             progress.close()
-            write_jsonl(run_dir / "results.jsonl", rows)
+            write_jsonl(run_dir / "results.jsonl", rows if completed else reported)
             after = read_clocks(device.device_index) if device_kind == "cuda" else None
             environment["clocks_after"] = after.model_dump(mode="json") if after is not None else None
             environment["clocks_before"] = environment.pop("clocks", None)
@@ -114,3 +157,17 @@ def run(config: RunConfig, run_dir: Path, tasks_root: Path = TASKS_DIR) -> tuple
                     len(flagged), len(rows), first.task, first.case, first.review)
     log.info("results in %s\n%s", run_dir, format_table(report))
     return rows, report
+
+
+def _interruption(stop: BaseException) -> str:
+    """What ended the run early, for env.json's `interrupted`."""
+    if _received:
+        return _received[0]
+    if isinstance(stop, KeyboardInterrupt):
+        return "SIGINT"
+    if isinstance(stop, SystemExit) and isinstance(stop.code, int) and stop.code > 128:
+        try:
+            return signal.Signals(stop.code - 128).name
+        except ValueError:
+            pass
+    return f"{type(stop).__name__}: {str(stop).splitlines()[0] if str(stop) else ''}".rstrip(": ")

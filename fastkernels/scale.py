@@ -21,6 +21,8 @@ from __future__ import annotations
 import logging
 import os
 import queue
+import signal
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable
@@ -33,6 +35,9 @@ from fastkernels.worker import WorkerJob
 log = logging.getLogger("fastkernels")
 
 OnRow = Callable[[ResultRow], None]
+# How long an interrupted Ray run waits for its cancelled tasks to end their workers (runner._end_task gives a warden
+# WARDEN_WAIT_S, 15 s, to answer SIGTERM before it kills the worker's group).
+CANCEL_WAIT_S = 20.0
 RunTask = Callable[..., list[ResultRow]]
 
 
@@ -90,8 +95,13 @@ def run_threads(
             gpus.put((lane, gpu))
 
     ordered = longest_first(work)
-    with ThreadPoolExecutor(max_workers=lanes, thread_name_prefix="lane") as pool:
+    pool = ThreadPoolExecutor(max_workers=lanes, thread_name_prefix="lane")
+    try:
         results = dict(zip((job.task for job, _ in ordered), pool.map(score, ordered)))
+    except BaseException:  # interrupted: no task starts any more; those running finish (their timeout bounds them)
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown()
     return [row for job, _ in work for row in results[job.task]]
 
 
@@ -112,7 +122,9 @@ def run_ray(
         options: dict[str, Any] = dict(include_dashboard=False, log_to_driver=False, configure_logging=False)
         if scale.ray_address is None:  # a local cluster sized to the lanes asked for
             options.update(num_gpus=lanes if device_kind == "cuda" else 0, num_cpus=cpus * max(lanes, 1) + 1)
+        handlers = _signal_handlers()
         ray.init(address=scale.ray_address, **options)
+        _restore(handlers)  # ray.init installs its own SIGTERM handler; the run's records which signal ended it
     try:
         resources = {"num_gpus": 1, "num_cpus": cpus} if device_kind == "cuda" else {"num_cpus": cpus}
         # max_calls=0: Ray would start a fresh process for every GPU task (its default for GPU tasks, to free GPU
@@ -135,10 +147,27 @@ def run_ray(
             results[job.task] = [ResultRow.model_validate_json(line) for line in lines]
             for row in results[job.task]:
                 on_row(row)
+    except BaseException:  # interrupted: a cancelled Ray task gets KeyboardInterrupt, on which run_task ends its worker
+        for ref in pending:
+            ray.cancel(ref)
+        ray.wait(list(pending), num_returns=len(pending), timeout=CANCEL_WAIT_S)
+        raise
     finally:
         if started_here:
             ray.shutdown()
     return [row for job, _ in work for row in results[job.task]]
+
+
+def _signal_handlers() -> dict[int, Any]:
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+
+
+def _restore(handlers: dict[int, Any]) -> None:
+    for signum, handler in handlers.items():
+        if handler is not None:
+            signal.signal(signum, handler)
 
 
 def available_cpus() -> int:
