@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from fastkernels.config import Tolerance
-from fastkernels.correctness import Verdict, unchanged
+from fastkernels.correctness import Verdict, judge, unchanged
 from fastkernels.inputs import generator, refill_inputs, unpredictable_seed
 from fastkernels.manifest import Case, Manifest
 from fastkernels.plan import one_line
@@ -172,8 +172,9 @@ class BaselineTail:
     of 33 million elements under one of 8 graph captures and was called a REWARD_HACK. So where the candidate's
     output fails, the production baseline runs on the same inputs: if it fails too, the candidate passes when its
     worst ratio (max error over the tolerance) is at most `factor` x the baseline's, the bound the calibrated RMS check
-    uses; such passes are counted in `note()` for the row's review. An output that is wrong (a stale or skipped
-    result errs by orders of magnitude, not by production's rounding) still fails.
+    uses, and every one of its outputs is within `factor` x the tolerance of the baseline's output; such passes are
+    counted in `note()` for the row's review. An output that is wrong (a stale or skipped result errs by orders of
+    magnitude, not by production's rounding) still fails.
     """
 
     def __init__(self, judge_fresh: JudgeFresh, baseline: Callable[..., Any] | None, baseline_name: str,
@@ -200,6 +201,12 @@ class BaselineTail:
             return Verdict(f"{verdict.reason} (the baseline {self.baseline_name} missed the tolerance on"
                            f" these inputs too, worst ratio {baseline_ratio:.3g}: under 1/{self.factor:g} of this)",
                            verdict.metrics)
+        # The judge stops at the first failing output; every output must still agree with production's here.
+        agreement = judge(output, production, production, self.factor * verdict.metrics.atol,
+                          self.factor * verdict.metrics.rtol)
+        if not agreement.passed:
+            return Verdict(f"{verdict.reason} (and, where the baseline {self.baseline_name} missed the tolerance too,"
+                           f" it differs from the baseline's output: {agreement.reason})", verdict.metrics)
         self.tails.append((candidate_ratio, baseline_ratio))
         return Verdict("", verdict.metrics)
 

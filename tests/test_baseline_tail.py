@@ -68,3 +68,18 @@ def test_the_baseline_gets_its_own_copy_of_the_inputs():
     tail = BaselineTail(judge_fresh, clobbers, "fla", factor=3.0)
     assert tail(given, doubled_with_error(0.02)(**inputs())).passed
     assert torch.equal(given["x"], inputs()["x"])
+
+
+def test_an_output_the_judge_did_not_reach_must_still_agree_with_the_baselines():
+    # the judge stops at the first failing output: a tail miss in output 0 must not wave through garbage in output 1
+    def judge_pair(inputs, output):
+        oracle = inputs["x"].double() * 2
+        return judge(output, (inputs["x"], inputs["x"]), (oracle, oracle), ATOL, 0.0)
+
+    def pair_with(error: float, second: float):
+        return lambda x: (doubled_with_error(error)(x), x * 2 + second)
+
+    tail = BaselineTail(judge_pair, pair_with(0.015, 0.0), "fla", factor=3.0)
+    assert tail(inputs(), pair_with(0.02, 0.0)(**inputs())).passed
+    verdict = tail(inputs(), pair_with(0.02, 5.0)(**inputs()))
+    assert not verdict.passed and "differs from the baseline's output" in verdict.reason
