@@ -16,7 +16,7 @@ measurement, not a requirement of the task.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import torch
 
@@ -75,15 +75,28 @@ def release_generator_capture() -> None:
 def graph_fields(
     manifest: Manifest, case: Case, modules: dict[str, Callable[..., Any]], example: Inputs, judge_fresh: JudgeFresh,
     clock: Clock, flush: Callable[[], None] | None, warmup: int, iterations: int,
-    seed: int, repetition: HarnessConfig,
+    seed: int, repetition: HarnessConfig, baseline_name: str = "baseline",
+    fallbacks: Sequence[tuple[str, Callable[..., Any]]] = (),
 ) -> dict[str, Any]:
     """Graph-replay medians for baseline and candidate and the paired speedup over `graph_captures` captures a side,
     repeated adaptively like eager timing (`repetition`: target_ci, iteration_cap, max_timing_s), or a note saying
-    which was not capturable."""
+    which was not capturable.
+
+    Production runs graphs only with what can be captured: where the chosen baseline cannot be (Liger's MoE syncs
+    with the host), the next correct production implementation of `fallbacks` (fastest eager first) that can serves
+    the graph comparison, and `graph_baseline_impl` names whichever did."""
     static = clone(example)
-    captures, notes = _capture_all(modules, static, repetition.graph_captures)
+    served = baseline_name
+    captures, failures = _capture_all(modules, static, repetition.graph_captures)
+    notes = {_named(failure, served): None for failure in failures}
+    for name, module in fallbacks:
+        if "baseline" in captures:
+            break
+        served = name
+        captures, failures = _capture_all({**modules, "baseline": module}, static, repetition.graph_captures)
+        notes.update({_named(failure, served): None for failure in failures})
     if "baseline" not in captures:
-        return {"graph_note": notes}
+        return {"graph_note": "; ".join(notes)}
     for index, check in enumerate(captures.get("candidate", [])):
         refill_inputs(manifest, case, static, generator("cuda", unpredictable_seed()))
         # The judge sees the inputs as they were before the replay: a task may rotate them in place (`mutates`).
@@ -114,8 +127,9 @@ def graph_fields(
 
     samples = extend_until_tight(replays(iterations, warmup), lambda more: replays(more, 0), repetition.target_ci,
                                  repetition.iteration_cap("cuda"), repetition.max_timing_s, seed, clusters=count)
-    fields: dict[str, Any] = {"baseline_graph_ms": summarize(samples["baseline"]).median_ms, "graph_note": notes,
-                              "graph_captures": count}
+    fields: dict[str, Any] = {"baseline_graph_ms": summarize(samples["baseline"]).median_ms,
+                              "graph_note": "; ".join(notes),
+                              "graph_captures": count, "graph_baseline_impl": served}
     if "candidate" in samples:
         fields["candidate_graph_ms"] = summarize(samples["candidate"]).median_ms
         fields["graph_speedup"] = paired_speedup(samples["baseline"], samples["candidate"])
@@ -124,12 +138,17 @@ def graph_fields(
     return fields
 
 
+def _named(failure: str, baseline_name: str) -> str:
+    """A capture failure note with the baseline named by its implementation."""
+    return failure.replace("baseline not capturable", f"baseline {baseline_name} not capturable", 1)
+
+
 def _capture_all(modules: dict[str, Callable[..., Any]], static: Inputs, wanted: int,
-                 ) -> tuple[dict[str, list[Captured]], str]:
+                 ) -> tuple[dict[str, list[Captured]], list[str]]:
     """Up to `wanted` captures of every capturable module, interleaved (A0 B0 A1 B1 ...) so neither side's pools come
     first. The first round's reserved memory sizes the rest: at most as many more rounds as fit in a quarter of the
-    free device memory (at least one round in all). Returns the captures and the note naming the modules that could
-    not be captured."""
+    free device memory (at least one round in all). Returns the captures and one note per module that could not be
+    captured."""
     captures: dict[str, list[Captured]] = {}
     failures: dict[str, str] = {}
     rounds = wanted
@@ -152,5 +171,4 @@ def _capture_all(modules: dict[str, Callable[..., Any]], static: Inputs, wanted:
         captures.pop(name, None)
     if "baseline" not in captures:
         captures.pop("candidate", None)
-    notes = "; ".join(f"{name} not capturable: {reason}" for name, reason in failures.items())
-    return captures, notes
+    return captures, [f"{name} not capturable: {reason}" for name, reason in failures.items()]

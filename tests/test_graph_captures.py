@@ -47,7 +47,7 @@ def test_captures_alternate_between_sides_up_to_the_wanted_count(monkeypatch, fa
     captures, notes = graphs._capture_all({"baseline": baseline, "candidate": candidate}, {}, wanted=4)
     assert fake_cuda["log"] == ["baseline0", "candidate0", "baseline1", "candidate1", "baseline2", "candidate2",
                                 "baseline3", "candidate3"]
-    assert len(captures["baseline"]) == len(captures["candidate"]) == 4 and notes == ""
+    assert len(captures["baseline"]) == len(captures["candidate"]) == 4 and notes == []
 
 
 def test_large_captures_are_fewer_so_that_they_take_at_most_a_quarter_of_free_memory(monkeypatch, fake_cuda):
@@ -69,14 +69,14 @@ def test_a_candidate_that_refuses_a_later_capture_is_not_capturable_and_the_base
     monkeypatch.setattr(graphs, "capture", fake_capture(fake_cuda, per_capture=1 << 20, refuse={"candidate": 2}))
     captures, notes = graphs._capture_all({"baseline": baseline, "candidate": candidate}, {}, wanted=4)
     assert set(captures) == {"baseline"} and len(captures["baseline"]) == 4
-    assert notes == "candidate not capturable: candidate refused capture 2"
+    assert notes == ["candidate not capturable: candidate refused capture 2"]
     assert "candidate3" not in fake_cuda["log"]  # no more attempts once it refused
 
 
 def test_an_uncapturable_baseline_leaves_nothing_to_time(monkeypatch, fake_cuda):
     monkeypatch.setattr(graphs, "capture", fake_capture(fake_cuda, per_capture=1 << 20, refuse={"baseline": 0}))
     captures, notes = graphs._capture_all({"baseline": baseline, "candidate": candidate}, {}, wanted=3)
-    assert captures == {} and notes.startswith("baseline not capturable")
+    assert captures == {} and notes[0].startswith("baseline not capturable")
 
 
 class FakeGraph:
@@ -103,7 +103,8 @@ class CaptureClock:
         return 1.05 if self.last == ("baseline", 0) else 1.0
 
 
-def graph_run(monkeypatch, fake_cuda, wanted: int, iterations: int, max_iterations: int, judge_fails_at=None):
+def graph_run(monkeypatch, fake_cuda, wanted: int, iterations: int, max_iterations: int, judge_fails_at=None,
+              modules=None, fallbacks=(), refuse=()):
     from types import SimpleNamespace
 
     replayed: list[tuple[str, int]] = []
@@ -113,6 +114,8 @@ def graph_run(monkeypatch, fake_cuda, wanted: int, iterations: int, max_iteratio
 
     def capture(module, static):
         side = module.__name__
+        if side in refuse:
+            return f"{side} synchronised with the host"
         made[side] = made.get(side, 0) + 1
         return graphs.Captured(graph=FakeGraph(side, made[side] - 1, replayed, clock), inputs=static, output=side)
 
@@ -128,8 +131,9 @@ def graph_run(monkeypatch, fake_cuda, wanted: int, iterations: int, max_iteratio
     repetition = SimpleNamespace(graph_captures=wanted, target_ci=1e-9, iteration_cap=lambda device: max_iterations,
                                  max_timing_s=1e9)
     fields = graphs.graph_fields(SimpleNamespace(name="t"), SimpleNamespace(name="c"),
-                                 {"baseline": baseline, "candidate": candidate}, {}, judge, clock, None, warmup=0,
-                                 iterations=iterations, seed=0, repetition=repetition)
+                                 modules or {"baseline": baseline, "candidate": candidate}, {}, judge, clock, None,
+                                 warmup=0, iterations=iterations, seed=0, repetition=repetition,
+                                 baseline_name="liger", fallbacks=fallbacks)
     return fields, replayed, judged
 
 
@@ -160,3 +164,29 @@ def test_a_wrong_later_capture_of_the_candidate_is_a_reward_hack(monkeypatch, fa
         graph_run(monkeypatch, fake_cuda, wanted=4, iterations=6, max_iterations=6, judge_fails_at=2)
     assert failure.value.status is Status.REWARD_HACK
     assert "wrong under CUDA graph replay (capture 2): 3 of 8 elements wrong" in str(failure.value.reason)
+
+
+def test_an_uncapturable_baseline_gives_way_to_the_next_production_implementation_that_captures(
+        monkeypatch, fake_cuda):
+    # production replays graphs only of what captures: Liger's MoE syncs with the host, grouped_mm captures
+    def liger(**_):
+        return None
+
+    def baseline(**_):  # grouped_mm's stand-in: the fake capture names a side by its function's name
+        return None
+
+    fields, replayed, _ = graph_run(monkeypatch, fake_cuda, wanted=2, iterations=6, max_iterations=6,
+                                    modules={"baseline": liger, "candidate": candidate},
+                                    fallbacks=[("grouped_mm", baseline)], refuse={"liger"})
+    assert fields["graph_baseline_impl"] == "grouped_mm"
+    assert fields["graph_note"] == "baseline liger not capturable: liger synchronised with the host"
+    assert fields["graph_speedup"] == pytest.approx(1.0, rel=0.06)
+
+
+def test_without_a_capturable_production_implementation_the_row_says_which_could_not(monkeypatch, fake_cuda):
+    def liger(**_):
+        return None
+
+    fields, _, _ = graph_run(monkeypatch, fake_cuda, wanted=2, iterations=6, max_iterations=6,
+                             modules={"baseline": liger, "candidate": candidate}, refuse={"liger"})
+    assert fields == {"graph_note": "baseline liger not capturable: liger synchronised with the host"}

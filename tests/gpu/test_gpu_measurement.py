@@ -57,6 +57,7 @@ def test_noop_is_one_in_eager_and_graph_timing(tmp_path):
     # a replay's speed is drawn at capture (graphs.py): several captures a side, and an interval that resamples them
     assert all(row["graph_captures"] >= 2 for row in rows), [(row["case"], row["graph_captures"]) for row in rows]
     assert all(row["graph_speedup_ci95"][0] <= row["graph_speedup"] <= row["graph_speedup_ci95"][1] for row in rows)
+    assert all(row["graph_baseline_impl"] == row["baseline_impl"] for row in rows)  # rms_norm's baselines capture
 
 
 def test_a_helper_process_with_its_own_gpu_context_is_a_reward_hack(tmp_path):
