@@ -1,6 +1,7 @@
 """`python -m fastkernels.report RUN_DIR [RUN_DIR ...]`: a Markdown table of each run's results.jsonl.
-`python -m fastkernels.report SWEEP_DIR [--allow-mixed] [--out DIR]`: one leaderboard per hardware profile, merged
-from every run directory under SWEEP_DIR (a Hydra multirun), written as leaderboard.md and leaderboard.json.
+`python -m fastkernels.report SWEEP_DIR [--allow-mixed] [--allow-partial] [--out DIR]`: one leaderboard per hardware
+profile, merged from every run directory under SWEEP_DIR (a Hydra multirun), written as leaderboard.md and
+leaderboard.json.
 
 Per run: one line per (task, case): status, baseline implementation, baseline and candidate time in microseconds,
 speedup with its 95% interval, and the fraction of the hardware peak each side reaches (the docs' measured tables).
@@ -9,8 +10,8 @@ Merged: runs are grouped by hardware profile (env.json's resolved `profile`); wi
 config (.hydra/config.yaml) is the same apart from the task selection form one entry (a sweep over tasks=level1,level2
 adds up), and each entry is scored by MacroEval's kernel level over the union of its rows. A profile's runs must share
 one environment (device, driver, CUDA/cuDNN, Python, package versions, lock file, git commit, numeric switches): the
-merge refuses otherwise unless --allow-mixed, which records the differences in both outputs. `--merge` merges run
-directories given one by one.
+merge refuses otherwise unless --allow-mixed, which records the differences in both outputs. Interrupted runs are
+refused unless --allow-partial, which names them. `--merge` merges run directories given one by one.
 """
 
 from __future__ import annotations
@@ -39,7 +40,9 @@ def results_table(run_dir: Path) -> str:
     environment = json.loads((run_dir / "env.json").read_text()) if (run_dir / "env.json").exists() else {}
     lines = [
         f"run `{run_dir.name}`: agent={rows[0]['agent'] if rows else '?'}, device {environment.get('device', {}).get('name', '?')},"
-        f" wall {environment.get('wall_s', '?')} s",
+        f" wall {environment.get('wall_s', '?')} s"
+        + (f", **interrupted ({environment['interrupted']})**: only the rows it finished"
+           if environment.get("interrupted") else ""),
         "",
         "| task | case | status | baseline (impl) | baseline µs | candidate µs | speedup [95% CI] | baseline % peak | candidate % peak |",
         "| --- | --- | --- | --- | ---: | ---: | --- | ---: | ---: |",
@@ -155,8 +158,11 @@ def load_run(path: Path, base: Path | None = None) -> dict[str, Any]:
     return {"path": path, "name": name, "rows": rows, "environment": environment, "profile": profile, "key": key}
 
 
-def merge_runs(paths: list[Path], allow_mixed: bool = False) -> dict[str, Any]:
-    """The merged leaderboard of every run directory in (or under) `paths`, as JSON-ready data."""
+def merge_runs(paths: list[Path], allow_mixed: bool = False, allow_partial: bool = False) -> dict[str, Any]:
+    """The merged leaderboard of every run directory in (or under) `paths`, as JSON-ready data.
+
+    An interrupted run (env.json `interrupted`) holds only the rows it finished: merged, it would rank its entry on
+    fewer tasks than the others, so it is refused unless `allow_partial`, which names it in the leaderboard."""
     from fastkernels.macroeval import kernel_level
 
     runs = []
@@ -165,6 +171,11 @@ def merge_runs(paths: list[Path], allow_mixed: bool = False) -> dict[str, Any]:
         if not found:
             raise ReportError(f"{path}: no run directories (no results.jsonl in it or below it)")
         runs += [load_run(run, path if path != run else path.parent) for run in found]
+    partial = [f"{run['name']} ({run['environment']['interrupted']}, {len(run['rows'])} rows)"
+               for run in runs if run["environment"].get("interrupted")]
+    if partial and not allow_partial:
+        raise ReportError(f"interrupted runs hold only the rows they finished: {', '.join(partial)}; re-run them, "
+                          "or pass --allow-partial to merge them anyway")
     profiles: dict[str, Any] = {}
     for profile in sorted({run["profile"] for run in runs}):
         members = [run for run in runs if run["profile"] == profile]
@@ -223,7 +234,7 @@ def merge_runs(paths: list[Path], allow_mixed: bool = False) -> dict[str, Any]:
             "leaderboard": table,
         }
     return {"generated": datetime.now(timezone.utc).isoformat(timespec="seconds"), "sources": [str(p) for p in paths],
-            "allow_mixed": allow_mixed, "profiles": profiles}
+            "allow_mixed": allow_mixed, "partial": partial, "profiles": profiles}
 
 
 def _config_text(config: dict[str, Any]) -> str:
@@ -233,6 +244,9 @@ def _config_text(config: dict[str, Any]) -> str:
 def leaderboard_markdown(merged: dict[str, Any]) -> str:
     """One Markdown table per hardware profile: per level, entries ranked by fast_1_ci95, fast_1, geomean speedup."""
     out = []
+    if merged.get("partial"):
+        out += ["**Interrupted runs (merged with --allow-partial; only the rows they finished):** "
+                + ", ".join(merged["partial"]), ""]
     for profile, data in merged["profiles"].items():
         env = data["environment"] or {}
         facts = ", ".join(f"{label} {env[key]}" for label, key in (
@@ -260,6 +274,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--merge", action="store_true", help="merge the given run directories into one leaderboard")
     parser.add_argument("--allow-mixed", action="store_true",
                         help="merge runs whose environments differ (the differences are recorded)")
+    parser.add_argument("--allow-partial", action="store_true",
+                        help="merge interrupted runs too (they hold only the rows they finished; they are named)")
     parser.add_argument("--out", type=Path, default=None,
                         help="write leaderboard.md and leaderboard.json here (default: the sweep directory, when "
                              "exactly one was given)")
@@ -272,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
         print("\n\n".join(results_table(path) for path in args.paths))
         return 0
     try:
-        merged = merge_runs(args.paths, allow_mixed=args.allow_mixed)
+        merged = merge_runs(args.paths, allow_mixed=args.allow_mixed, allow_partial=args.allow_partial)
     except ReportError as error:
         print(f"fastkernels.report: error: {error}", file=sys.stderr)
         return 2

@@ -149,3 +149,22 @@ def test_the_leaderboard_counts_the_rows_flagged_for_review(tmp_path):
     table = json.loads((tmp_path / "leaderboard.json").read_text())["profiles"]["h200"]["leaderboard"]
     assert [(r["level"], r["review"]) for r in table] == [(1, 1)]
     assert "| fast_1 (95%) | review | runs |" in (tmp_path / "leaderboard.md").read_text()
+
+
+def test_an_interrupted_run_is_refused_unless_partial_runs_are_allowed_and_then_it_is_named(tmp_path, capsys):
+    make_run(tmp_path / "0_noop", "noop", L1_NOOP)
+    make_run(tmp_path / "1_reference", "reference", {("rms_norm", "prefill"): 1.3},
+             environment={**ENVIRONMENT, "interrupted": "SIGTERM"})
+    assert main([str(tmp_path)]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "1_reference (SIGTERM, 1 rows)" in error and "--allow-partial" in error
+    assert main([str(tmp_path), "--allow-partial"]) == 0
+    assert "Interrupted runs (merged with --allow-partial" in (tmp_path / "leaderboard.md").read_text()
+    assert json.loads((tmp_path / "leaderboard.json").read_text())["partial"] == ["1_reference (SIGTERM, 1 rows)"]
+
+
+def test_the_table_of_an_interrupted_run_says_so(tmp_path, capsys):
+    run = make_run(tmp_path / "r", "reference", {("rms_norm", "prefill"): 1.3},
+                   environment={**ENVIRONMENT, "interrupted": "SIGINT"})
+    assert main([str(run)]) == 0
+    assert "**interrupted (SIGINT)**: only the rows it finished" in capsys.readouterr().out
