@@ -13,6 +13,7 @@ import logging
 import os
 import signal
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Callable
@@ -33,13 +34,19 @@ POLL_S = 0.2
 WARDEN_WAIT_S = 15.0
 
 
+class RunStopped(Exception):
+    """Raised in a lane thread whose run was interrupted (`stop` set), so that run_task ends the lane's worker."""
+
+
+
 def run_task(
     job: WorkerJob, manifest: Manifest, work_dir: Path, on_row: Callable[[ResultRow], None],
-    env: dict[str, str] | None = None,
+    env: dict[str, str] | None = None, stop: threading.Event | None = None,
 ) -> list[ResultRow]:
     """Score one task in its own process; return exactly one row per case in `job.cases`.
 
-    `env` is added to the worker's environment (a lane pins its GPU with CUDA_VISIBLE_DEVICES)."""
+    `env` is added to the worker's environment (a lane pins its GPU with CUDA_VISIBLE_DEVICES). `stop`, once set,
+    ends the worker and raises RunStopped: a lane thread cannot receive the signal that interrupted the run."""
     job_path = work_dir / f"{job.task}.job.json"
     job_path.write_text(job.model_dump_json(indent=1))
     rows_path = Path(job.rows_path)
@@ -58,7 +65,7 @@ def run_task(
     reported: set[str] = set()
     ending: set[str] = set()  # what _end_task had to do: "asked" (SIGTERM sent), "killed" (no answer in time)
     try:
-        timed_out = _wait(process, job.harness.timeout_s, rows_path, row_key, reported, on_row, ending)
+        timed_out = _wait(process, job.harness.timeout_s, rows_path, row_key, reported, on_row, ending, stop)
     except BaseException:  # Ctrl-C or a signal: the worker (its own session) must not outlive the run
         _end_task(process, ending)
         raise
@@ -90,11 +97,13 @@ def run_task(
 
 def _wait(
     process: WorkerProcess, timeout_s: float, rows_path: Path, row_key: bytes, reported: set[str],
-    on_row: Callable[[ResultRow], None], ending: set[str],
+    on_row: Callable[[ResultRow], None], ending: set[str], stop: threading.Event | None = None,
 ) -> bool:
     """Wait for the worker, reporting its rows as cases finish; True when it was killed at the deadline."""
     deadline = time.monotonic() + timeout_s
     while process.poll() is None:
+        if stop is not None and stop.is_set():
+            raise RunStopped(f"the run was interrupted while {rows_path.name} was being scored")
         if time.monotonic() > deadline:
             _end_task(process, ending)
             _report_new(rows_path, row_key, reported, on_row)

@@ -84,13 +84,15 @@ def run_threads(
         for index in range(lanes):
             gpus.put((index, None))
 
+    stop = threading.Event()
+
     def score(item: tuple[WorkerJob, Manifest]) -> list[ResultRow]:
         job, manifest = item
         lane, gpu = gpus.get()
         try:
             env = {"CUDA_VISIBLE_DEVICES": gpu} if gpu is not None else {}
             log.info("lane %d%s: %s", lane, f" (GPU {gpu})" if gpu is not None else "", job.task)
-            return run_task(job, manifest, work_dir, on_row, env=env)
+            return run_task(job, manifest, work_dir, on_row, env=env, stop=stop)
         finally:
             gpus.put((lane, gpu))
 
@@ -98,7 +100,8 @@ def run_threads(
     pool = ThreadPoolExecutor(max_workers=lanes, thread_name_prefix="lane")
     try:
         results = dict(zip((job.task for job, _ in ordered), pool.map(score, ordered)))
-    except BaseException:  # interrupted: no task starts any more; those running finish (their timeout bounds them)
+    except BaseException:  # interrupted (or a lane failed): no task starts any more, running ones end their workers
+        stop.set()
         pool.shutdown(wait=True, cancel_futures=True)
         raise
     pool.shutdown()
@@ -147,7 +150,8 @@ def run_ray(
             results[job.task] = [ResultRow.model_validate_json(line) for line in lines]
             for row in results[job.task]:
                 on_row(row)
-    except BaseException:  # interrupted: a cancelled Ray task gets KeyboardInterrupt, on which run_task ends its worker
+    except BaseException:  # interrupted (or a task failed): a cancelled Ray task gets KeyboardInterrupt, on which
+        # run_task ends its worker
         for ref in pending:
             ray.cancel(ref)
         ray.wait(list(pending), num_returns=len(pending), timeout=CANCEL_WAIT_S)

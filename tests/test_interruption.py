@@ -37,7 +37,8 @@ def wait_for(path: Path, process: subprocess.Popen, seconds: float = 300) -> Non
 @pytest.mark.parametrize("signum, overrides", [
     (signal.SIGTERM, ()), (signal.SIGINT, ()),
     (signal.SIGTERM, ("scale=ray", "scale.devices=1")),  # the cancelled Ray task ends its worker
-], ids=["SIGTERM", "SIGINT", "SIGTERM-ray"])
+    (signal.SIGINT, ("scale=threads", "scale.devices=1")),  # the lane thread sees the stop and ends its worker
+], ids=["SIGTERM", "SIGINT", "SIGTERM-ray", "SIGINT-threads"])
 def test_an_interrupted_run_writes_the_rows_it_finished_and_ends_its_workers(tmp_path, signum, overrides):
     process = start(tmp_path, *overrides)
     try:

@@ -91,7 +91,7 @@ def test_thread_lanes_pin_each_worker_to_one_gpu_and_never_share_it(monkeypatch)
     lock = threading.Lock()
     checked: list[int] = []
 
-    def fake_run_task(job, manifest, work_dir, on_row, env):
+    def fake_run_task(job, manifest, work_dir, on_row, env, stop=None):
         gpu = env["CUDA_VISIBLE_DEVICES"]
         with lock:
             assert gpu not in busy, "two tasks on one GPU at once"
