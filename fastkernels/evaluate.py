@@ -162,8 +162,7 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
         graph = {}
         if ctx.device == "cuda" and harness.cuda_graphs:
             modules = {"baseline": baselines[chosen], **({"candidate": candidate} if candidate is not None else {})}
-            by_speed = sorted((t, name) for name, t in times.items() if name in baselines and name != chosen
-                              and isinstance(t, float))
+            by_speed = sorted((t, name) for name, t in times.items() if name in baselines and name != chosen)
             graph = graph_fields(manifest, case, modules, sets[0], fresh, ctx.clock, ctx.flush,
                                  harness.warmup, harness.iterations, harness.seed, harness, baseline_name=chosen,
                                  fallbacks=[(name, baselines[name]) for _, name in by_speed])
