@@ -26,8 +26,10 @@ LAUNCH_BOUND_US = 5.0
 WEAK_REASONS = {
     "group_norm": "PyTorch's native GroupNorm on NCHW reads the input twice (statistics, then normalise) with few "
                   "blocks per group (Inductor serves); Liger's kernel failed the tolerance on every SDXL case (44-80% of "
-                  "elements off, by up to 6%: cause not diagnosed, ninth session)",
-    "depthwise_conv2d": "cuDNN's bf16 depthwise convolution in NCHW: no tensor-core path, low arithmetic intensity",
+                  "elements off, by up to 6%: its bf16 sums at 4 warps lose E[x^2], "
+                  "scripts/emulate_liger_group_norm.py)",
+    "depthwise_conv2d": "cuDNN's bf16 depthwise convolution, channels_last where it is faster (2.0-2.3x on "
+                        "ConvNeXt's 7x7 over NCHW): no tensor-core path, low arithmetic intensity (not profiled)",
     "per_token_group_quant_fp8": "vLLM's native (PyTorch) path: amax, divide, clamp and cast as separate kernels; "
                                  "vLLM's fused CUDA kernel lives in vllm._C, not installable here",
     "dlrm_dot_interaction": "a batched GEMM of tiny 27x128 matrices plus a triangular gather: launch and "
@@ -47,8 +49,8 @@ WEAK_REASONS = {
     "adaptive_avg_pool2d": "global average pool of a small feature map: 6-8 µs of traffic, where one reduction "
                            "kernel's launch and tail dominate (Inductor halves PyTorch's time, still 21-43%)",
     "batch_norm_act2d": "EfficientNetV2's head at batch 32 is 6 µs of traffic: launch bound",
-    "conv1d": "cuDNN's bf16 conv1d on Whisper's 128/1280-channel, 3000-frame stem reaches 14-48% of the GEMM rate "
-              "(not profiled)",
+    "conv1d": "cuDNN's bf16 conv1d on Whisper's 128/1280-channel, 3000-frame stem (channels_last where faster, "
+              "1.4-1.7x) reaches 12-47% of the GEMM rate (not profiled)",
     "conv3d_patch_embed": "unfold + GEMM: the unfold writes the whole patch matrix (an extra pass over the video) "
                           "before the GEMM",
     "global_response_norm": "Inductor's GRN: a spatial L2-norm reduction, a channel mean and the affine, more "
