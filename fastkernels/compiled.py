@@ -20,6 +20,11 @@ from typing import Any, Callable
 
 import torch
 
+# Inductor's max-autotune without its own CUDA graphs: it benchmarks launch configurations (and GEMM templates) at
+# compile time, which pays on some reductions and batched GEMMs and costs compile minutes. No CUDA graphs, because the
+# harness captures graphs itself and times eager calls as eager.
+MAX_AUTOTUNE = "max-autotune-no-cudagraphs"
+
 
 def compiled(cls: type, mode: str | None = None) -> type:
     """`cls` with its forward compiled by Inductor (per instance, on first call)."""

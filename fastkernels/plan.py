@@ -6,6 +6,7 @@ interface) becomes a `Verdict` that every case of the task reports, and the base
 
 from __future__ import annotations
 
+import re
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,9 +52,24 @@ class TaskPlan:
     candidate: Impl | Unusable | None = None  # None: noop, the chosen baseline again
 
 
+# Advice torch appends to every CUDA error message: the same for every error, and it pushes the error's name and
+# where it happened past the 400 characters a row keeps.
+_CUDA_ADVICE = (
+    re.compile(r"Search for `(\w+)' in https://docs\.nvidia\.com/\S+ for more information\."),
+    re.compile(r"CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below "
+               r"might be incorrect\."),
+    re.compile(r"For debugging consider passing CUDA_LAUNCH_BLOCKING=1\.?"),
+    re.compile(r"Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions\."),
+)
+
+
 def one_line(error: BaseException) -> str:
-    """`Type: message` on one line, with the deepest frame of candidate code when there is one."""
-    message = " ".join(str(error).split()) or "(no message)"
+    """`Type: message` on one line, with the deepest frame of candidate code when there is one (torch's generic CUDA
+    debugging advice dropped, the CUDA error's name kept)."""
+    message = " ".join(str(error).split())
+    for advice in _CUDA_ADVICE:
+        message = advice.sub(lambda match: f"({match.group(1)})" if match.groups() else "", message)
+    message = " ".join(message.split()) or "(no message)"
     frames = traceback.extract_tb(error.__traceback__)
     where = f" (at {Path(frames[-1].filename).name}:{frames[-1].lineno})" if frames else ""
     return f"{type(error).__name__}: {message[:400]}{where}"
