@@ -141,7 +141,7 @@ class RunnerConfig(Strict):
     """Where the run executes: `local` (this process) or `container` (the profile's pinned image, fastkernels.container)."""
 
     name: Literal["local", "container"] = "local"
-    engine: Literal["docker", "apptainer"] = "docker"
+    engine: Literal["docker", "podman", "apptainer"] = "docker"
     image: str | None = None
     mount_source: bool = True
     network: str | None = "none"

@@ -9,7 +9,9 @@ the host's torch has no CUDA), picks the image (`runner.image`, else the profile
         python -m fastkernels <the run's overrides> hardware=<profile> clocks=observe runner=local \
         hydra.run.dir=/out hydra.output_subdir=.hydra-container
 
-or `apptainer exec --nv --cleanenv --env CUDA_VISIBLE_DEVICES=<gpu> --bind ... <image.sif> python -m fastkernels ...`.
+or the same with `podman run` (the GPU through CDI: `--device nvidia.com/gpu=<gpu>`; rootless podman keeps the host
+user with `--userns=keep-id`), or `apptainer exec --nv --cleanenv --env CUDA_VISIBLE_DEVICES=<gpu> --bind ...
+<image.sif> python -m fastkernels ...`.
 The clocks are restored when the container exits, however it exits. The host's own `.hydra/` (the overrides to pass
 to re-run it, `runner=container` included) stays next to the container's `.hydra-container/`; `container.json`
 records the engine, image, image id, command, exit status and host clock policy, and env.json gets the same under
@@ -195,11 +197,14 @@ def plan(config: RunConfig, run_dir: Path, overrides: Sequence[str], profile: Ha
     commit = git_state(PROJECT_ROOT).get("git_commit")
     if commit:
         env["FASTKERNELS_GIT_COMMIT"] = commit
-    if engine == "docker":
+    if engine in ("docker", "podman"):
         command = [executable, "run", "--rm", "--init"]
         if gpu is not None:
-            command += ["--gpus", f"device={gpu}"]
-        if hasattr(os, "getuid"):
+            command += ["--gpus", f"device={gpu}"] if engine == "docker" else ["--device", f"nvidia.com/gpu={gpu}"]
+        if engine == "podman" and hasattr(os, "getuid") and os.getuid() != 0:
+            # rootless: the container's user is the host user, so the run directory stays the caller's
+            command += ["--userns=keep-id", "-e", "HOME=/tmp"]
+        elif hasattr(os, "getuid"):
             command += ["--user", f"{os.getuid()}:{os.getgid()}", "-e", "HOME=/tmp"]
         if config.runner.network:
             command += ["--network", config.runner.network]
@@ -222,8 +227,8 @@ def plan(config: RunConfig, run_dir: Path, overrides: Sequence[str], profile: Ha
 
 
 def image_id(container: ContainerPlan) -> str | None:
-    """The image's content id (docker image inspect's Id; a SIF file's size and mtime), None when unreadable."""
-    if container.engine == "docker":
+    """The image's content id (docker/podman image inspect's Id; a SIF file's size and mtime), None when unreadable."""
+    if container.engine in ("docker", "podman"):
         try:
             done = subprocess.run([container.executable, "image", "inspect", "--format", "{{.Id}}", container.image],
                                   capture_output=True, text=True, timeout=60)
@@ -231,8 +236,9 @@ def image_id(container: ContainerPlan) -> str | None:
             return None
         if done.returncode != 0:
             detail = " ".join((done.stderr or done.stdout).split())[:200]
-            raise ContainerError(f"runner=container: docker has no image {container.image} ({detail}); build it "
-                                 f"with scripts/build-images.sh {container.image.rpartition(':')[2]}")
+            engine_flag = "" if container.engine == "docker" else f" --engine {container.engine}"
+            raise ContainerError(f"runner=container: {container.engine} has no image {container.image} ({detail}); "
+                                 f"build it with scripts/build-images.sh {container.image.rpartition(':')[2]}{engine_flag}")
         return done.stdout.strip() or None
     path = Path(container.image)
     if path.is_file():
@@ -242,7 +248,7 @@ def image_id(container: ContainerPlan) -> str | None:
 
 
 def _run(command: list[str]) -> int:
-    """Run the engine in the foreground; a signal or Ctrl-C on the host stops it (docker proxies the signal)."""
+    """Run the engine in the foreground; a signal or Ctrl-C on the host stops it (docker and podman proxy it)."""
     process = subprocess.Popen(command)
     try:
         return process.wait()

@@ -26,7 +26,7 @@ CPU = HardwareProfile.model_validate(OmegaConf.to_container(OmegaConf.load(CONF_
 
 FAKE_ENGINE = textwrap.dedent('''\
     #!{python}
-    """A stand-in for docker/apptainer: logs its argv; `image inspect` answers; `run`/`exec` writes a stub env.json
+    """A stand-in for docker/podman/apptainer: logs its argv; `image inspect` answers; `run`/`exec` writes a stub env.json
     into the /out mount (FAKE_ENGINE_MODE=log), exits 3 (fail), or composes the inner command's config on the host
     (cfg)."""
     import json, os, subprocess, sys
@@ -72,11 +72,11 @@ FAKE_ENGINE = textwrap.dedent('''\
 
 @pytest.fixture
 def engines(tmp_path, monkeypatch):
-    """Fake `docker` and `apptainer` first on PATH; returns a reader of their logged calls."""
+    """Fake `docker`, `podman` and `apptainer` first on PATH; returns a reader of their logged calls."""
     bin_dir = tmp_path / "fakebin"
     bin_dir.mkdir()
     script = FAKE_ENGINE.format(python=sys.executable, out=CONTAINER_OUT, project=CONTAINER_PROJECT)
-    for name in ("docker", "apptainer"):
+    for name in ("docker", "podman", "apptainer"):
         (bin_dir / name).write_text(script)
         (bin_dir / name).chmod(0o755)
     log = tmp_path / "engine.log"
@@ -149,6 +149,27 @@ def test_docker_command_for_a_gpu_profile(engines, tmp_path, monkeypatch):
                                    "hydra.output_subdir=.hydra-container"]
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,5")
     assert option(plan(config, tmp_path, [], H100).command, "--gpus") == ["device=3"]
+
+
+def test_podman_takes_dockers_command_with_the_gpu_through_cdi(engines, tmp_path, monkeypatch):
+    overrides = ["hardware=h100", "agent=noop", "tasks=level1", "runner=container", "runner.engine=podman"]
+    config = composed("hardware=h100", "agent=noop", "tasks=level1", "runner.engine=podman")
+    monkeypatch.setattr(os, "getuid", lambda: 0)
+    command = plan(config, tmp_path / "run", overrides, H100).command
+    assert Path(command[0]).name == "podman" and command[1:4] == ["run", "--rm", "--init"]
+    assert option(command, "--device") == ["nvidia.com/gpu=0"] and "--gpus" not in command
+    assert option(command, "--user") and option(command, "--network") == ["none"]
+    docker = plan(composed("hardware=h100", "agent=noop", "tasks=level1"), tmp_path / "run", overrides, H100).command
+    assert command[command.index("fastkernels:cu128"):] == docker[docker.index("fastkernels:cu128"):]
+    monkeypatch.setattr(os, "getuid", lambda: 1000)  # rootless: the host user owns what the container writes
+    rootless = plan(config, tmp_path / "run", overrides, H100).command
+    assert "--userns=keep-id" in rootless and not option(rootless, "--user")
+
+
+def test_a_missing_podman_image_names_the_podman_build(engines, tmp_path, monkeypatch):
+    monkeypatch.setenv("FAKE_NO_IMAGE", "1")
+    with pytest.raises(ContainerError, match="podman has no image fastkernels:cpu .*build-images.sh cpu --engine podman"):
+        run_in_container(composed("hardware=cpu", "agent=noop", "runner.engine=podman"), tmp_path, [], CPU)
 
 
 def test_the_image_follows_the_profile_unless_runner_image_names_one(engines, tmp_path):

@@ -141,7 +141,8 @@ def test_operator_scripts_are_valid_bash():
 
 @pytest.fixture
 def fake_engines(tmp_path, monkeypatch):
-    """`docker` and `apptainer` that log their arguments; docker answers `info` unless FAKE_DOCKER_DOWN is set."""
+    """`docker`, `podman` and `apptainer` that log their arguments; docker answers `info` unless FAKE_DOCKER_DOWN is
+    set."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     log = tmp_path / "calls.log"
@@ -157,7 +158,8 @@ echo "apptainer $*" >> {log}
 [[ "$1" == build ]] && echo SIF > "${{@: -2:1}}"
 exit 0
 """)
-    for name in ("docker", "apptainer"):
+    (bin_dir / "podman").write_text((bin_dir / "docker").read_text().replace('echo "docker $*"', 'echo "podman $*"'))
+    for name in ("docker", "podman", "apptainer"):
         (bin_dir / name).chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("FASTKERNELS_GIT_COMMIT", "abc123")
@@ -196,6 +198,25 @@ def test_build_images_builds_sif_files_with_apptainer(fake_engines, tmp_path):
         assert re.search(r"--build-arg BASE=python:3\.11-slim-bookworm@sha256:[0-9a-f]{64}", call)
     finally:
         sif.unlink(missing_ok=True)
+
+
+def test_build_images_with_podman_on_a_stand_in_base_from_a_local_wheelhouse(fake_engines, tmp_path):
+    """Where no registry is reachable: another base (the Debian stand-in) and the lock's wheels from a directory,
+    mounted for the build only, with pip told to use no index."""
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    done = build("cpu", "--engine", "podman", "--base", "localhost/debian-python:3.11-bookworm", "--wheels", str(wheels))
+    assert done.returncode == 0, done.stderr
+    call = [c for c in fake_engines() if c.startswith("podman build")][0]
+    assert call.startswith("podman build -f containers/Dockerfile.cpu -t fastkernels:cpu "
+                           "--build-arg FASTKERNELS_GIT_COMMIT=abc123 --build-arg BASE=localhost/debian-python:3.11-bookworm")
+    assert f"-v {wheels}:/wheels:ro" in call and ":/etc/pip.conf:ro ." in call
+    assert "fastkernels:cpu: 3072 MiB (sha256:feed)" in done.stdout
+
+
+def test_a_wheelhouse_needs_podman(fake_engines, tmp_path):
+    done = build("cpu", "--wheels", str(tmp_path))
+    assert done.returncode == 2 and "--wheels needs --engine podman" in done.stderr
 
 
 def test_build_and_pack_scripts_refuse_unknown_lines():
