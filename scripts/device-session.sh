@@ -5,9 +5,9 @@
 #   reference   agent=reference over the same tasks, in $OUT/reference.tgz
 #   ceilings    measured copy bandwidth and bf16 GEMM rate (scripts/measure.py)
 #   repeat      one candidate task re-measured five times in fresh runs (scripts/measure.py)
-#   diagnose    scripts/diagnose_noop.py on the noop rows that still move on the H200 (timestep_embedding's
-#               dit_xl2_train_256 and sdxl_time_proj_2 under Inductor, with 6 lottery instances each), or on
-#               "$FK_DIAGNOSE" ("TASK CASE [--impl N] [--lottery K]")
+#   diagnose    scripts/diagnose_noop.py on the noop rows that still moved in the tenth session's all-task pass
+#               (convnext_block's convnextv2_tiny_stage1_224_b64, 0.989 with a tight interval, and timestep_embedding's
+#               dit_xl2_train_256 under Inductor, 1.011), or on "$FK_DIAGNOSE" ("TASK CASE [--impl N] [--lottery K]")
 #   calls       noop over $FK_TASKS keeping every timed call (harness.keep_call_times), as the harness runs and
 #               with rechecks=0; scripts/call_times.py on each row further than 2% from 1, in $OUT/calls.txt
 #   warm        compile and autotune $FK_TASKS once with cheap timing (3 calls a case), rows discarded after
@@ -53,8 +53,8 @@ for step in "$@"; do
       rm -rf /tmp/fk-warm ;;
     diagnose)
       if [ -n "${FK_DIAGNOSE:-}" ]; then read -r -a targets <<< "$FK_DIAGNOSE"; runs=("${targets[*]}")
-      else runs=("timestep_embedding dit_xl2_train_256 --impl torch_compile --lottery 6"
-                 "timestep_embedding sdxl_time_proj_2 --impl torch_compile --lottery 6"); fi
+      else runs=("convnext_block convnextv2_tiny_stage1_224_b64 --lottery 4"
+                 "timestep_embedding dit_xl2_train_256 --impl torch_compile --lottery 6"); fi
       for target in "${runs[@]}"; do
         read -r -a words <<< "$target"
         timeout "${FK_RUN_TIMEOUT:-120}" python3 scripts/diagnose_noop.py "${words[@]}" 2>&1 | tee -a "$out/diagnose.txt"
