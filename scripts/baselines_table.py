@@ -11,7 +11,9 @@ analysed it) or, where the limit is under LAUNCH_BOUND_US, that the case is laun
 Usage: python scripts/baselines_table.py --copy-gbs 4153.8 --gemm-tflops 771.6 RUN_DIR [RUN_DIR ...] > table.md
 (a run directory's rows are read from results.jsonl, or from workers/*.rows.jsonl when the run was cut short). The
 first run listed that has a case gives its production row; its eager time comes from the first run listed that
-timed the eager module for that case (it does not depend on which production implementation served).
+timed the eager module for that case (it does not depend on which production implementation served), else, with
+--eager-from TABLE.md, from an earlier table's `eager µs` column, marked † (a run that timed the eager module is
+gone, its table is not).
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ import statistics
 from pathlib import Path
 
 from fastkernels.artifacts import run_rows
+
+CARRIED = "†"
 
 LAUNCH_BOUND_US = 5.0
 WEAK_REASONS = {
@@ -112,13 +116,32 @@ WEAK_REASONS = {
 }
 
 
+def eager_column(table: Path) -> dict[tuple[str, str], float]:
+    """(task, case) -> eager seconds from the rows of an earlier table this script printed (cells with a number)."""
+    times: dict[tuple[str, str], float] = {}
+    for line in table.read_text().splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) != 10 or not line.startswith("| "):
+            continue
+        try:
+            times.setdefault((cells[0], cells[1]), float(cells[4].rstrip(CARRIED)) / 1e6)
+        except ValueError:  # the header, the rule, or "-"
+            continue
+    return times
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("runs", nargs="+", type=Path)
     parser.add_argument("--copy-gbs", type=float, required=True, help="measured copy bandwidth (scripts/measure.py)")
     parser.add_argument("--gemm-tflops", type=float, required=True, help="measured bf16 GEMM rate (scripts/measure.py)")
     parser.add_argument("--level", type=int, default=1)
+    parser.add_argument("--eager-from", type=Path, help="an earlier table whose eager times fill the cases no run "
+                                                        "timed the eager module for (marked †)")
     args = parser.parse_args()
+    if args.eager_from is not None and not args.eager_from.is_file():
+        parser.error(f"--eager-from {args.eager_from}: no such file")
+    carried = eager_column(args.eager_from) if args.eager_from is not None else {}
     seen: dict[tuple[str, str], dict] = {}
     eager_times: dict[tuple[str, str], float] = {}
     for run in args.runs:
@@ -147,13 +170,16 @@ def main() -> int:
         limits.append(limit_s)
         served[row["baseline_impl"]] = served.get(row["baseline_impl"], 0) + 1
         eager = eager_times.get((task, case))
+        mark = ""
+        if eager is None and (task, case) in carried:
+            eager, mark = carried[(task, case)] * 1e3, CARRIED
         if eager is not None:
             eager_ratios.append(eager / row["baseline_ms"])
         why = ""
         if fraction < 0.5:
             why = ("launch/latency bound: the limit is under a kernel launch" if limit_s * 1e6 < LAUNCH_BOUND_US
                    else WEAK_REASONS.get(task, "not analysed yet"))
-        eager_us = f"{eager * 1e3:.1f}" if eager is not None else "-"
+        eager_us = f"{eager * 1e3:.1f}{mark}" if eager is not None else "-"
         graph_ms = row.get("baseline_graph_ms")
         graph_cells = "- | -"
         if graph_ms:
@@ -176,6 +202,8 @@ def main() -> int:
         if eager_ratios:
             print(f"eager module / production baseline time: median {statistics.median(eager_ratios):.1f}x over"
                   f" {len(eager_ratios)} cases")
+        if carried:
+            print(f"{CARRIED} eager time carried from {args.eager_from} (an earlier measurement)")
     return 0
 
 

@@ -1,5 +1,6 @@
 """scripts/baselines_table.py: docs/baselines.md's table from run directories. The first run listed that has a case
-gives its production row; the eager time comes from the first run that timed the eager module for that case."""
+gives its production row; the eager time comes from the first run that timed the eager module for that case, else
+from an earlier table (--eager-from), marked †."""
 
 from __future__ import annotations
 
@@ -39,3 +40,19 @@ def test_newest_run_gives_the_production_row_an_older_run_the_eager_time_and_gra
     assert "3 cases of 1 tasks; median fraction of the limit 80%; 0 weak (< 50%)" in out
     assert "eager module / production baseline time: median 8.0x over 1 cases" in out
     assert "CUDA-graph replay: median fraction of the limit 100% over the 1 cases timed that way" in out
+
+
+def test_an_earlier_tables_eager_times_fill_the_cases_no_run_timed_marked_as_carried(tmp_path):
+    newest = _run_dir(tmp_path / "new", [_row("c0", "cudnn_channels_last", 0.050),
+                                         _row("c1", "torch_compile", 0.080, eager_ms=0.300)])
+    earlier = tmp_path / "baselines.md"
+    earlier.write_text("| task | case | production (impl) | µs | eager µs | limit µs | % of limit | graph µs |"
+                       " % of limit (graph) | weak: why |\n| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n"
+                       "| t | c0 | torch_cudnn | 100.0 | 400.0 | 40.0 | 40% | - | - | why |\n"
+                       "| t | c1 | torch_cudnn | 100.0 | 999.0 | 40.0 | 40% | - | - | why |\n")
+    out = subprocess.run([sys.executable, str(SCRIPT), "--copy-gbs", "4153.8", "--gemm-tflops", "771.6",
+                          "--eager-from", str(earlier), str(newest)], capture_output=True, text=True, check=True).stdout
+    lines = {line.split(" | ")[1]: line for line in out.splitlines() if line.startswith("| t |")}
+    assert lines["c0"].startswith("| t | c0 | cudnn_channels_last | 50.0 | 400.0† | 40.0 | 80% |")
+    assert lines["c1"].startswith("| t | c1 | torch_compile | 80.0 | 300.0 | ")  # a run's own eager time wins
+    assert f"† eager time carried from {earlier} (an earlier measurement)" in out
