@@ -26,7 +26,8 @@ def test_noop_rows_and_worker_time_of_a_cut_short_run(tmp_path):
     for task, task_rows in rows.items():
         (workers / f"{task}.rows.jsonl").write_text("".join(json.dumps(row) + "\n" for row in task_rows))
     (workers / "a.log").write_text("[    1.00 s] torch imported\n[    4.00 s] case c0 PASSED\n[    6.00 s] case c1 PASSED\n")
-    (workers / "b.log").write_text("[    1.00 s] torch imported\n[    2.00 s] case c0 PASSED\n[   10.00 s] case c1 PASSED\n")
+    (workers / "b.log").write_text("[    1.00 s] torch imported\n[    2.00 s] case c0 PASSED\n"
+                                   "[    8.00 s] b/c1: 1 baseline(s) checked\n[   10.00 s] case c1 PASSED\n")
     out = subprocess.run([sys.executable, str(SCRIPT), "--parts", "none", "--noop-rows", str(tmp_path / "run"),
                           "--out", str(tmp_path / "out")], capture_output=True, text=True, check=True).stdout
     # |1-s| = 0.001, 0.05, 0.03, 0.001: median 0.0155, max 0.05 (a/c1); two over 2%
@@ -41,8 +42,11 @@ def test_noop_rows_and_worker_time_of_a_cut_short_run(tmp_path):
     assert "sync lag (60th percentile of calls) over 4 rows: baseline median 8.0 us; candidate - baseline:" \
            " median 1.0 us, max 1.0 us, min -3.5 us" in out
     assert "worker time: 16 s for 4 task-cases of 2 tasks = 4.0 s each; slowest: b 10 s, a 6 s" in out
-    # the seconds before each line, by phase: a's cases took 3 + 2 s, b's 1 + 8 s, each start-up 1 s
-    assert "by phase: case verdict 14 s, torch imported 2 s" in out
+    # the seconds before each line, by phase: a's cases took 3 + 2 s, b's 1 + (6 checking its baseline + 2), each
+    # start-up 1 s; without the baseline check (where compiles land) the 4 cases took 10 s
+    assert "by phase: case verdict 8 s, baseline checked 6 s, torch imported 2 s" in out
+    assert "without the baseline checks (first compiles and autotuning, and the baselines' correctness rounds): " \
+           "2.5 s each" in out
 
 
 def test_a_task_case_re_run_later_counts_once_from_the_last_run_listed(tmp_path):
