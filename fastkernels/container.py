@@ -236,9 +236,11 @@ def image_id(container: ContainerPlan) -> str | None:
             return None
         if done.returncode != 0:
             detail = " ".join((done.stderr or done.stdout).split())[:200]
-            engine_flag = "" if container.engine == "docker" else f" --engine {container.engine}"
+            build = f"scripts/build-images.sh {container.image.rpartition(':')[2]}"
+            if container.engine != "docker":
+                build += f" --engine {container.engine}"
             raise ContainerError(f"runner=container: {container.engine} has no image {container.image} ({detail}); "
-                                 f"build it with scripts/build-images.sh {container.image.rpartition(':')[2]}{engine_flag}")
+                                 f"build it with {build}")
         return done.stdout.strip() or None
     path = Path(container.image)
     if path.is_file():

@@ -1,5 +1,6 @@
 """LayerNorm2d as torch_native (torch_native.py) runs it, compiled by Inductor (fastkernels.compiled): its PyTorch kernels
-fused, the baseline a one-line `torch.compile` gives production users; `...MaxAutotune` is the same under max-autotune."""
+fused, the baseline a one-line `torch.compile` gives production users.
+`...MaxAutotune` is the same under max-autotune."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """VJEPA2RotaryEmbedding3D as transformers_native (transformers_native.py) runs it, compiled by Inductor (fastkernels.compiled): its PyTorch kernels
-fused, the baseline a one-line `torch.compile` gives production users; `...MaxAutotune` is the same under max-autotune."""
+fused, the baseline a one-line `torch.compile` gives production users.
+`...MaxAutotune` is the same under max-autotune."""
 
 from __future__ import annotations
 
