@@ -40,6 +40,19 @@ ENV_VARS = (
     "FASTKERNELS_LOCK_FILE", "FASTKERNELS_CONTAINER_IMAGE",
 )
 
+# Slurm's description of the job a run is (set in every Slurm job): which job, array element, partition and nodes
+# produced a leaderboard row, so it can be traced in the cluster's own records.
+SLURM_VARS = (
+    "SLURM_CLUSTER_NAME", "SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID", "SLURM_JOB_PARTITION",
+    "SLURM_JOB_NODELIST",
+)
+
+
+def scheduler_state() -> dict[str, str] | None:
+    """The Slurm job this process runs in ({"kind": "slurm", <variable>: <value>}), None outside a scheduler."""
+    found = {name: os.environ[name] for name in SLURM_VARS if os.environ.get(name)}
+    return {"kind": "slurm", **found} if found else None
+
 
 def package_versions() -> dict[str, str | None]:
     """Installed version of each distribution in PACKAGES, None where it is absent."""
@@ -207,5 +220,6 @@ def fingerprint(device: DeviceInfo, profile: HardwareProfile, project_root: Path
         **_torch_state(),
         **git_state(project_root),
         "env": {name: os.environ.get(name) for name in ENV_VARS},
+        "scheduler": scheduler_state(),
         **lock_state(device.kind, profile.cuda_version, project_root),
     }

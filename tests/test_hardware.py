@@ -135,6 +135,19 @@ def test_fingerprint_is_json_and_records_the_code_version(profiles):
     assert record["packages"]["torch"] is not None and "CUDA_VISIBLE_DEVICES" in record["env"]
 
 
+def test_fingerprint_names_the_slurm_job_a_run_came_from(profiles, monkeypatch):
+    for name in ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID", "SLURM_JOB_PARTITION", "SLURM_CLUSTER_NAME",
+                 "SLURM_JOB_NODELIST"):
+        monkeypatch.delenv(name, raising=False)
+    assert fingerprint(CPU, profiles["cpu"], Path(__file__).resolve().parent.parent)["scheduler"] is None
+    monkeypatch.setenv("SLURM_JOB_ID", "4242")
+    monkeypatch.setenv("SLURM_ARRAY_TASK_ID", "1")
+    monkeypatch.setenv("SLURM_JOB_PARTITION", "gpu")
+    record = fingerprint(CPU, profiles["cpu"], Path(__file__).resolve().parent.parent)
+    assert record["scheduler"] == {"kind": "slurm", "SLURM_JOB_ID": "4242", "SLURM_ARRAY_TASK_ID": "1",
+                                   "SLURM_JOB_PARTITION": "gpu"}
+
+
 def test_fingerprint_reads_commit_and_dirty_flag(tmp_path, profiles):
     assert fingerprint(CPU, profiles["cpu"], tmp_path)["git_commit"] is None
     git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
