@@ -265,7 +265,8 @@ def _run(command: list[str]) -> int:
 
 
 def _annotate_env(run_dir: Path, record: dict[str, Any]) -> None:
-    """Add the host side (engine, image, host clock policy) to the env.json the container wrote."""
+    """Add the host side (engine, image, host clock policy, and the Slurm job when the host process is one: the
+    container does not see Slurm's variables) to the env.json the container wrote."""
     path = run_dir / "env.json"
     try:
         environment = json.loads(path.read_text())
@@ -273,6 +274,9 @@ def _annotate_env(run_dir: Path, record: dict[str, Any]) -> None:
         return
     environment["container"] = {key: record[key] for key in ("engine", "image", "image_id", "command", "returncode")}
     environment["host_clock_policy"] = record["host_clock_policy"]
+    from fastkernels.environment import scheduler_state
+
+    environment["scheduler"] = environment.get("scheduler") or scheduler_state()
     try:
         write_json(path, environment)
     except OSError as error:

@@ -242,6 +242,15 @@ def test_clocks_are_locked_on_the_host_before_the_container_and_restored_after(e
     assert environment["container"]["image"] == "fastkernels:cu128" and environment["host_clock_policy"]["policy"] == "lock"
 
 
+def test_a_container_run_inside_a_slurm_job_names_the_job_in_env_json(engines, tmp_path, monkeypatch):
+    """The container does not see Slurm's variables; the host process that started it does."""
+    monkeypatch.setenv("SLURM_JOB_ID", "77")
+    monkeypatch.setenv("SLURM_ARRAY_TASK_ID", "3")
+    run_in_container(composed("hardware=cpu", "agent=noop"), tmp_path, ["agent=noop"], CPU)
+    scheduler = json.loads((tmp_path / "env.json").read_text())["scheduler"]
+    assert scheduler["kind"] == "slurm" and scheduler["SLURM_JOB_ID"] == "77" and scheduler["SLURM_ARRAY_TASK_ID"] == "3"
+
+
 def test_a_failing_container_still_restores_clocks_and_fails_in_one_line(engines, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "pynvml", fake_nvml(engines.log))
     monkeypatch.setenv("FAKE_ENGINE_MODE", "fail")
