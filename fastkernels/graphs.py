@@ -93,6 +93,7 @@ def graph_fields(
         if "baseline" in captures:
             break
         served = name
+        # the candidate is captured again with the fallback, so the two sides' captures stay interleaved
         captures, failures = _capture_all({**modules, "baseline": module}, static, repetition.graph_captures)
         notes.update({_named(failure, served): None for failure in failures})
     if "baseline" not in captures:

@@ -38,7 +38,6 @@ class RunStopped(Exception):
     """Raised in a lane thread whose run was interrupted (`stop` set), so that run_task ends the lane's worker."""
 
 
-
 def run_task(
     job: WorkerJob, manifest: Manifest, work_dir: Path, on_row: Callable[[ResultRow], None],
     env: dict[str, str] | None = None, stop: threading.Event | None = None,

@@ -128,6 +128,7 @@ def run_ray(
         handlers = _signal_handlers()
         ray.init(address=scale.ray_address, **options)
         _restore(handlers)  # ray.init installs its own SIGTERM handler; the run's records which signal ended it
+    pending: dict[Any, WorkerJob] = {}  # bound before anything can fail, so the cancel below never hides the error
     try:
         resources = {"num_gpus": 1, "num_cpus": cpus} if device_kind == "cuda" else {"num_cpus": cpus}
         # max_calls=0: Ray would start a fresh process for every GPU task (its default for GPU tasks, to free GPU

@@ -81,6 +81,7 @@ for line in "${lines[@]}"; do
     [[ -z "$base" ]] || args+=(--build-arg "BASE=$base")
     if [[ -n "$wheels" ]]; then
       conf=$(mktemp)
+      trap 'rm -f "$conf"' EXIT
       printf '[global]\nno-index = true\nfind-links = /wheels\n' > "$conf"
       args+=(-v "$wheels:/wheels:ro" -v "$conf:/etc/pip.conf:ro")
     fi
