@@ -96,6 +96,7 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
             gen = generator(ctx.device, stream_seed(harness.seed, manifest.name, case.name, "round", r))
             rounds.append(make_inputs(manifest, case, ctx.device, gen))
         baselines, baseline_errors, alternatives, rejected = {}, {}, {}, []
+        compile_s = 0.0  # the implementations' first calls beyond a steady call: compiling, autotuning (checks.py)
         alternatives.update({name: f"unavailable: {why}" for name, why in plan.unavailable.items()})
         for impl in plan.baselines:
             try:
@@ -104,8 +105,8 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
                 if fallback:  # its library's kernel would not run: timing it would credit the library with another path
                     alternatives[impl.name] = f"not used: {fallback} (its forward would run a fallback path here)"
                     continue
-                baseline_errors[impl.name] = run_rounds(
-                    module, rounds, judge_round, manifest.mutates, impl.name, harness.repeat_runs)
+                passed = run_rounds(module, rounds, judge_round, manifest.mutates, impl.name, harness.repeat_runs)
+                baseline_errors[impl.name], compile_s = passed.worst, compile_s + passed.first_call_s
                 baselines[impl.name] = module
             except CaseFailure as failure:
                 alternatives[impl.name] = f"rejected: {failure.reason}"
@@ -136,8 +137,8 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
         if candidate_impl is not None:
             candidate = _instantiate(candidate_impl, ctx, state, Status.RUNTIME_ERROR, "candidate")
             _verify_integrity(ctx, "while the candidate was built")
-            metrics = run_rounds(
-                candidate, rounds, judge_round, manifest.mutates, "candidate", harness.repeat_runs)
+            passed = run_rounds(candidate, rounds, judge_round, manifest.mutates, "candidate", harness.repeat_runs)
+            metrics, compile_s = passed.worst, compile_s + passed.first_call_s
             _verify_integrity(ctx, "while the candidate ran")
             check_precision(metrics, list(baseline_errors.values()), tolerance, factor, harness.calibration_floor)
         del rounds
@@ -173,7 +174,7 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
     fields: dict[str, Any] = dict(
         baseline_impl=chosen, baseline_alternatives=alternatives, baseline_ms=base.median_ms,
         baseline_spread=base.spread, samples=len(samples["baseline"]), baseline_error=baseline_errors[chosen],
-        timing=ctx.clock.name, sync_lag_ms=sync_lag_ms, **graph,
+        timing=ctx.clock.name, sync_lag_ms=sync_lag_ms, compile_s=round(compile_s, 3), **graph,
     )
     if ctx.harness.keep_call_times:
         fields["call_times"] = call_times

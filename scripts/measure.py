@@ -74,10 +74,12 @@ def phase_name(text: str) -> str:
     return re.sub(r"^baseline \S+ chosen$", "baseline chosen", text)
 
 
-def worker_seconds(runs: list[Path]) -> dict:
+def worker_seconds(runs: list[Path], rows: list[dict]) -> dict:
     """Print the workers' own seconds per task-case, from their logs (the last phase line of each task: seconds
     since its launch), the slowest tasks, and where the time went: the seconds before each phase line, added up by
-    phase ("baseline checked" holds the first calls, so Inductor's and Triton's compiling and autotuning)."""
+    phase ("baseline checked" holds the first calls, so Inductor's and Triton's compiling and autotuning). Where
+    the rows say how long their first calls took beyond a steady call (`compile_s`), print issue #3's harness
+    overhead: the worker time less that compile time, per task-case."""
     per_task: dict[str, tuple[float, int]] = {}
     per_phase: dict[str, float] = {}
     for run in runs:
@@ -107,7 +109,14 @@ def worker_seconds(runs: list[Path]) -> dict:
     uncompiled = (total - per_phase.get("baseline checked", 0.0)) / max(1, cases)
     print(f"  without the baseline checks (first compiles and autotuning, and the baselines' correctness rounds): "
           f"{uncompiled:.1f} s each", flush=True)
-    return dict(worker_s_per_case=total / max(1, cases), worker_s_per_case_without_baseline_checks=uncompiled)
+    summary = dict(worker_s_per_case=total / max(1, cases), worker_s_per_case_without_baseline_checks=uncompiled)
+    compiled = [row["compile_s"] for row in rows if row["task"] in per_task and row.get("compile_s") is not None]
+    if compiled:
+        compile_s = sum(compiled)
+        print(f"  compile time (first calls beyond the quickest later call, {len(compiled)} rows): {compile_s:.0f} s;"
+              f" harness overhead without it: {(total - compile_s) / max(1, cases):.2f} s per task-case", flush=True)
+        summary.update(compile_s=compile_s, worker_overhead_s_per_case=(total - compile_s) / max(1, cases))
+    return summary
 
 
 def noop_distribution(rows: list[dict]) -> dict:
@@ -211,7 +220,7 @@ def main() -> int:
         devices = sorted({row.get("device") or "?" for row in rows})
         print(f"noop rows read from {len(args.noop_rows)} run(s), measured on {', '.join(devices)}", flush=True)
         summary.update(noop_distribution(rows))
-        summary.update(worker_seconds(args.noop_rows))
+        summary.update(worker_seconds(args.noop_rows, rows))
 
     speedups: dict[str, list[float]] = {}
     for attempt in range(5 if "repeat" in parts else 0):

@@ -22,7 +22,8 @@ def test_noop_rows_and_worker_time_of_a_cut_short_run(tmp_path):
     workers.mkdir(parents=True)
     rows = {"a": [_row("a", "c0", 1.001, [0.99, 1.01]) | {"graph_speedup": 0.985},
                   _row("a", "c1", 1.05, [1.03, 1.07], lags=(0.010, 0.0065)) | {"graph_speedup": 1.004}],
-            "b": [_row("b", "c0", 0.97, [0.90, 1.02]), _row("b", "c1", 0.999, [0.99, 1.01])]}
+            "b": [_row("b", "c0", 0.97, [0.90, 1.02]) | {"compile_s": 0.5},
+                  _row("b", "c1", 0.999, [0.99, 1.01]) | {"compile_s": 5.5}]}
     for task, task_rows in rows.items():
         (workers / f"{task}.rows.jsonl").write_text("".join(json.dumps(row) + "\n" for row in task_rows))
     (workers / "a.log").write_text("[    1.00 s] torch imported\n[    4.00 s] case c0 PASSED\n[    6.00 s] case c1 PASSED\n")
@@ -47,6 +48,9 @@ def test_noop_rows_and_worker_time_of_a_cut_short_run(tmp_path):
     assert "by phase: case verdict 8 s, baseline checked 6 s, torch imported 2 s" in out
     assert "without the baseline checks (first compiles and autotuning, and the baselines' correctness rounds): " \
            "2.5 s each" in out
+    # b's rows say 6 s of it went to first calls beyond a steady call: (16 - 6) / 4 cases
+    assert "compile time (first calls beyond the quickest later call, 2 rows): 6 s; harness overhead without it:" \
+           " 2.50 s per task-case" in out
 
 
 def test_a_task_case_re_run_later_counts_once_from_the_last_run_listed(tmp_path):
