@@ -1,13 +1,15 @@
 """UpsamplingNearest2d as torch_native (torch_native.py) runs it, compiled by Inductor (fastkernels.compiled):
-the baseline a one-line `torch.compile` gives production users, timed beside the native kernel."""
+the baseline a one-line `torch.compile` gives production users, timed beside the native kernel.
+`...MaxAutotune` is the same under max-autotune."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from fastkernels.compiled import compiled
+from fastkernels.compiled import MAX_AUTOTUNE, compiled
 from fastkernels.implementations import import_file
 
 _native = import_file(Path(__file__).with_name("torch_native.py"), namespace="tasks.upsample_nearest2d")
 
 UpsamplingNearest2d = compiled(_native.UpsamplingNearest2d)
+UpsamplingNearest2dMaxAutotune = compiled(_native.UpsamplingNearest2d, mode=MAX_AUTOTUNE)

@@ -1,13 +1,15 @@
 """VisionRotaryEmbedding2D as torch_native (torch_native.py) runs it, compiled by Inductor (fastkernels.compiled): its PyTorch kernels
-fused, the baseline a one-line `torch.compile` gives production users."""
+fused, the baseline a one-line `torch.compile` gives production users.
+`...MaxAutotune` is the same under max-autotune."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from fastkernels.compiled import compiled
+from fastkernels.compiled import MAX_AUTOTUNE, compiled
 from fastkernels.implementations import import_file
 
 _native = import_file(Path(__file__).with_name("torch_native.py"), namespace="tasks.vision_rope_2d")
 
 VisionRotaryEmbedding2D = compiled(_native.VisionRotaryEmbedding2D)
+VisionRotaryEmbedding2DMaxAutotune = compiled(_native.VisionRotaryEmbedding2D, mode=MAX_AUTOTUNE)
