@@ -15,6 +15,7 @@ Order of work, per case:
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -150,13 +151,13 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
         escape = StreamEscape(ctx.clock)
         clocks_before = ctx.read_clocks() if ctx.read_clocks is not None else None
         try:
-            samples, call_times = _time_adaptively(ctx, calls, sets, label, recheck, escape, fresh)
+            samples, call_times, recheck_s = _time_adaptively(ctx, calls, sets, label, recheck, escape, fresh)
         except CaseFailure:
             raise
         except Exception as error:  # noqa: BLE001 - failing only while timed is still the candidate's failure
             raise CaseFailure(Status.RUNTIME_ERROR, f"during timing: {one_line(error)}") from None
         clocks_after = ctx.read_clocks() if ctx.read_clocks is not None else None
-        phase(f"{label}: timed ({len(samples['baseline'])} pairs)")
+        phase(f"{label}: timed ({len(samples['baseline'])} pairs, {recheck_s:.2f} s of it judging rechecks)")
         _verify_integrity(ctx, "while the candidate was timed")
         escape.verify("side_streams" in manifest.allow)
         sync_lag_ms = escape.lags()
@@ -209,9 +210,10 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
 
 def _time_adaptively(
     ctx: CaseContext, calls, sets, label: str, recheck: TimedRecheck, escape: StreamEscape, judge_fresh: JudgeFresh
-) -> tuple[dict[str, list[float]], CallTimes]:
+) -> tuple[dict[str, list[float]], CallTimes, float]:
     """`iterations` interleaved timings, then doubling batches until the speedup interval is tight enough; each
-    batch's picked candidate outputs are judged when it ends. Also returns the calls' record (`call_times`)."""
+    batch's picked candidate outputs are judged when it ends. Also returns the calls' record (`call_times`) and the
+    seconds the judge's rechecks took."""
     harness = ctx.harness
     first: list[str] = []
     rechecked: list[int] = []
@@ -225,9 +227,15 @@ def _time_adaptively(
     def expected(iterations: int) -> int:  # picks a batch must yield (0 without a candidate: nothing is checked)
         return recheck_count(harness.rechecks, iterations) if "candidate" in calls else 0
 
+    def verify(iterations: int) -> None:  # timed apart: where a timed phase's seconds go (the worker log says)
+        started = time.perf_counter()
+        recheck.verify(judge_fresh, expected(iterations))
+        verifying[0] += time.perf_counter() - started
+
+    verifying = [0.0]
     samples = time_interleaved(calls, sets, ctx.clock, harness.warmup, harness.iterations, label,
                                prepare=recheck.prepare, observe=observe, first_log=first)
-    recheck.verify(judge_fresh, expected(harness.iterations))
+    verify(harness.iterations)
 
     def more(count: int) -> dict[str, list[float]]:
         recheck.start_batch(count)
@@ -235,14 +243,14 @@ def _time_adaptively(
             rechecked.extend(len(first) + index for index in sorted(recheck.picked))
         added = time_interleaved(calls, continuing(sets, len(first)), ctx.clock, 0, count, label,
                                  prepare=recheck.prepare, observe=observe, first_log=first)
-        recheck.verify(judge_fresh, expected(count))
+        verify(count)
         return added
 
     samples = extend_until_tight(samples, more, harness.target_ci, harness.iteration_cap(ctx.device),
                                  harness.max_timing_s, harness.seed, clusters=len(sets))
     record = CallTimes(baseline_ms=samples["baseline"], candidate_ms=samples.get("candidate", []),
                        first=first, rechecked=rechecked, input_sets=len(sets))
-    return samples, record
+    return samples, record, verifying[0]
 
 
 def _asking(ask: Callable[..., Any]) -> Callable[..., Any]:

@@ -24,6 +24,7 @@ from fastkernels.checks import CaseFailure, JudgeFresh, clone
 from fastkernels.config import HarnessConfig
 from fastkernels.inputs import generator, refill_inputs, unpredictable_seed
 from fastkernels.manifest import Case, Manifest
+from fastkernels.phases import phase
 from fastkernels.plan import one_line
 from fastkernels.records import Status
 from fastkernels.timing import (
@@ -98,6 +99,8 @@ def graph_fields(
         notes.update({_named(failure, served): None for failure in failures})
     if "baseline" not in captures:
         return {"graph_note": "; ".join(notes)}
+    label = f"{manifest.name}/{case.name}"
+    phase(f"{label}: graphs captured ({len(captures['baseline'])} a side)")
     for index, check in enumerate(captures.get("candidate", [])):
         refill_inputs(manifest, case, static, generator("cuda", unpredictable_seed()))
         # The judge sees the inputs as they were before the replay: a task may rotate them in place (`mutates`).
@@ -109,6 +112,9 @@ def graph_fields(
             raise CaseFailure(Status.REWARD_HACK, f"wrong under CUDA graph replay (capture {index}): {verdict.reason}",
                               verdict.metrics)
 
+    if "candidate" in captures:
+        phase(f"{label}: graph captures checked")
+
     def prepare(name: str, index: int, _: Any) -> None:
         refill_inputs(manifest, case, static, generator("cuda", unpredictable_seed()))
         if flush is not None:
@@ -116,13 +122,12 @@ def graph_fields(
 
     count = len(captures["baseline"])
     calls = {name: (lambda k, c=captured: c[k].graph.replay()) for name, captured in captures.items()}
-    label = f"{manifest.name}/{case.name}/graph"
     timed = 0  # iterations so far: each batch starts at the capture the last one stopped at
 
     def replays(iterations_wanted: int, warm: int) -> dict[str, list[float]]:
         nonlocal timed
-        batch = time_interleaved(calls, continuing(range(count), timed), clock, warm, iterations_wanted, label,
-                                 prepare=prepare)  # overall, iteration i replays capture i mod count
+        batch = time_interleaved(calls, continuing(range(count), timed), clock, warm, iterations_wanted,
+                                 f"{label}/graph", prepare=prepare)  # overall, iteration i replays capture i mod count
         timed += len(batch["baseline"])
         return batch
 

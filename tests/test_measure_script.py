@@ -14,7 +14,8 @@ SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "measure.py"
 
 def _row(task, case, speedup, ci, status="PASSED", lags=(0.008, 0.009)):
     return {"task": task, "case": case, "status": status, "speedup": speedup, "speedup_ci95": ci,
-            "baseline_impl": "native", "baseline_ms": 0.010, "sync_lag_ms": list(lags)}
+            "baseline_impl": "native", "baseline_ms": 0.010, "candidate_ms": 0.010, "samples": 1,
+            "sync_lag_ms": list(lags)}
 
 
 def test_noop_rows_and_worker_time_of_a_cut_short_run(tmp_path):
@@ -28,7 +29,9 @@ def test_noop_rows_and_worker_time_of_a_cut_short_run(tmp_path):
         (workers / f"{task}.rows.jsonl").write_text("".join(json.dumps(row) + "\n" for row in task_rows))
     (workers / "a.log").write_text("[    1.00 s] torch imported\n[    4.00 s] case c0 PASSED\n[    6.00 s] case c1 PASSED\n")
     (workers / "b.log").write_text("[    1.00 s] torch imported\n[    2.00 s] case c0 PASSED\n"
-                                   "[    8.00 s] b/c1: 1 baseline(s) checked\n[   10.00 s] case c1 PASSED\n")
+                                   "[    8.00 s] b/c1: 1 baseline(s) checked\n"
+                                   "[    9.00 s] b/c1: timed (50 pairs, 0.40 s of it judging rechecks)\n"
+                                   "[   10.00 s] case c1 PASSED\n")
     out = subprocess.run([sys.executable, str(SCRIPT), "--parts", "none", "--noop-rows", str(tmp_path / "run"),
                           "--out", str(tmp_path / "out")], capture_output=True, text=True, check=True).stdout
     # |1-s| = 0.001, 0.05, 0.03, 0.001: median 0.0155, max 0.05 (a/c1); two over 2%
@@ -45,12 +48,15 @@ def test_noop_rows_and_worker_time_of_a_cut_short_run(tmp_path):
     assert "worker time: 16 s for 4 task-cases of 2 tasks = 4.0 s each; slowest: b 10 s, a 6 s" in out
     # the seconds before each line, by phase: a's cases took 3 + 2 s, b's 1 + (6 checking its baseline + 2), each
     # start-up 1 s; without the baseline check (where compiles land) the 4 cases took 10 s
-    assert "by phase: case verdict 8 s, baseline checked 6 s, torch imported 2 s" in out
+    assert "by phase: case verdict 7 s, baseline checked 6 s, torch imported 2 s, timed 1 s" in out
+    assert "of the timed phases, judging the rechecks: 0.4 s" in out
     assert "without the baseline checks (first compiles and autotuning, and the baselines' correctness rounds): " \
            "2.5 s each" in out
     # b's rows say 6 s of it went to first calls beyond a steady call: (16 - 6) / 4 cases
     assert "compile time (first calls beyond the quickest later call, 2 rows): 6 s; harness overhead without it:" \
            " 2.50 s per task-case" in out
+    # 4 rows of one pair each at 0.010 ms a side (_row's samples): 0.08 ms of kernels
+    assert "the kernels' own time in the eager timed calls (samples x both medians): 0 s, 0.00 s per task-case" in out
 
 
 def test_a_task_case_re_run_later_counts_once_from_the_last_run_listed(tmp_path):
