@@ -97,7 +97,7 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
             gen = generator(ctx.device, stream_seed(harness.seed, manifest.name, case.name, "round", r))
             rounds.append(make_inputs(manifest, case, ctx.device, gen))
         baselines, baseline_errors, alternatives, rejected = {}, {}, {}, []
-        compile_s = 0.0  # the implementations' first calls beyond a steady call: compiling, autotuning (checks.py)
+        compile_s: dict[str, float] = {}  # first calls beyond a steady call: compiling, autotuning (checks.py)
         alternatives.update({name: f"unavailable: {why}" for name, why in plan.unavailable.items()})
         for impl in plan.baselines:
             try:
@@ -107,7 +107,7 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
                     alternatives[impl.name] = f"not used: {fallback} (its forward would run a fallback path here)"
                     continue
                 passed = run_rounds(module, rounds, judge_round, manifest.mutates, impl.name, harness.repeat_runs)
-                baseline_errors[impl.name], compile_s = passed.worst, compile_s + passed.first_call_s
+                baseline_errors[impl.name], compile_s[impl.name] = passed.worst, round(passed.first_call_s, 3)
                 baselines[impl.name] = module
             except CaseFailure as failure:
                 alternatives[impl.name] = f"rejected: {failure.reason}"
@@ -139,7 +139,7 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
             candidate = _instantiate(candidate_impl, ctx, state, Status.RUNTIME_ERROR, "candidate")
             _verify_integrity(ctx, "while the candidate was built")
             passed = run_rounds(candidate, rounds, judge_round, manifest.mutates, "candidate", harness.repeat_runs)
-            metrics, compile_s = passed.worst, compile_s + passed.first_call_s
+            metrics, compile_s["candidate"] = passed.worst, round(passed.first_call_s, 3)
             _verify_integrity(ctx, "while the candidate ran")
             check_precision(metrics, list(baseline_errors.values()), tolerance, factor, harness.calibration_floor)
         del rounds
@@ -175,7 +175,7 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
     fields: dict[str, Any] = dict(
         baseline_impl=chosen, baseline_alternatives=alternatives, baseline_ms=base.median_ms,
         baseline_spread=base.spread, samples=len(samples["baseline"]), baseline_error=baseline_errors[chosen],
-        timing=ctx.clock.name, sync_lag_ms=sync_lag_ms, compile_s=round(compile_s, 3), **graph,
+        timing=ctx.clock.name, sync_lag_ms=sync_lag_ms, compile_s=compile_s, **graph,
     )
     if ctx.harness.keep_call_times:
         fields["call_times"] = call_times

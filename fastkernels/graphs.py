@@ -8,7 +8,10 @@ as far apart as captures of two instances, and one capture a side put noop graph
 replays capture i mod K of both sides, so the estimate averages over K draws per side, and the speedup's interval
 resamples captures as well as replays (`speedup_ci95(clusters=K)`). Every timed replay is preceded (untimed) by
 fresh values written into the inputs and the cache flush, like the eager protocol. Every capture of the candidate is
-checked by the judge process once, after a replay on fresh inputs. A module that cannot be captured (host syncs,
+checked by the judge process once, after a replay on fresh inputs, and `rechecks` timed candidate replays picked at
+random in every batch are judged when the batch ends (checks.TimedRecheck, as in eager timing): a graph's kernels
+can keep state on the device (a replay counter), so a capture right on its first replay may skip its work on the
+later ones, which only a check of a timed replay sees. A module that cannot be captured (host syncs,
 data-dependent shapes, allocations the capture forbids) is reported as such, never failed: graphs are a mode of
 measurement, not a requirement of the task.
 """
@@ -20,7 +23,7 @@ from typing import Any, Callable, Sequence
 
 import torch
 
-from fastkernels.checks import CaseFailure, JudgeFresh, clone
+from fastkernels.checks import CaseFailure, JudgeFresh, TimedRecheck, clone, recheck_count
 from fastkernels.config import HarnessConfig
 from fastkernels.inputs import generator, refill_inputs, unpredictable_seed
 from fastkernels.manifest import Case, Manifest
@@ -115,20 +118,30 @@ def graph_fields(
     if "candidate" in captures:
         phase(f"{label}: graph captures checked")
 
-    def prepare(name: str, index: int, _: Any) -> None:
-        refill_inputs(manifest, case, static, generator("cuda", unpredictable_seed()))
-        if flush is not None:
-            flush()
-
+    # fresh input values and the cache flush before every timed replay, and the picked candidate replays kept
+    recheck = TimedRecheck(manifest, case, "cuda", iterations, repetition.rechecks, flush)
     count = len(captures["baseline"])
     calls = {name: (lambda k, c=captured: c[k].graph.replay()) for name, captured in captures.items()}
     timed = 0  # iterations so far: each batch starts at the capture the last one stopped at
 
+    def prepare(name: str, index: int, _: Any) -> None:
+        recheck.prepare(name, index, static)
+
+    def observe(name: str, index: int, capture_index: int, _: Any) -> None:  # a replay returns nothing
+        recheck.observe(name, index, static, captures[name][capture_index].output)
+
     def replays(iterations_wanted: int, warm: int) -> dict[str, list[float]]:
         nonlocal timed
+        if timed:
+            recheck.start_batch(iterations_wanted)
         batch = time_interleaved(calls, continuing(range(count), timed), clock, warm, iterations_wanted,
-                                 f"{label}/graph", prepare=prepare)  # overall, iteration i replays capture i mod count
-        timed += len(batch["baseline"])
+                                 f"{label}/graph", prepare=prepare, observe=observe)
+        timed += len(batch["baseline"])  # overall, iteration i replays capture i mod count
+        expected = recheck_count(repetition.rechecks, iterations_wanted) if "candidate" in captures else 0
+        try:
+            recheck.verify(judge_fresh, expected)
+        except CaseFailure as failure:
+            raise CaseFailure(failure.status, f"under CUDA graph replay: {failure.reason}", failure.metrics) from None
         return batch
 
     samples = extend_until_tight(replays(iterations, warmup), lambda more: replays(more, 0), repetition.target_ci,

@@ -113,10 +113,11 @@ class ResultRow(BaseModel):
     # (baseline, candidate): what the stream-escape check compared (fastkernels.stream_escape).
     sync_lag_ms: tuple[float, float] | None = None
     call_times: CallTimes | None = None
-    # wall seconds the implementations' first calls in the correctness rounds took beyond their quickest later call
-    # (Dynamo tracing, compiling or loading compiled kernels, autotuning): the shape's compile time, which issue #3's
-    # harness overhead leaves out and reports (fastkernels.checks.run_rounds)
-    compile_s: float | None = None
+    # per implementation (each production one that passed its rounds, and "candidate"): the wall seconds its first
+    # call in the correctness rounds took beyond its quickest later call (Dynamo tracing, compiling or loading
+    # compiled kernels, autotuning): the shape's compile time, which issue #3's harness overhead leaves out and
+    # reports (fastkernels.checks.run_rounds)
+    compile_s: dict[str, float] = {}
 
     @model_validator(mode="after")
     def _fields_follow_status(self) -> "ResultRow":

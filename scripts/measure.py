@@ -115,7 +115,9 @@ def worker_seconds(runs: list[Path], rows: list[dict]) -> dict:
     print(f"  without the baseline checks (first compiles and autotuning, and the baselines' correctness rounds): "
           f"{uncompiled:.1f} s each", flush=True)
     summary = dict(worker_s_per_case=total / max(1, cases), worker_s_per_case_without_baseline_checks=uncompiled)
-    compiled = [row["compile_s"] for row in rows if row["task"] in per_task and row.get("compile_s") is not None]
+    # a number in the rows of a715d9d (2026-11-30), per implementation since
+    compiled = [sum(seconds.values()) if isinstance(seconds, dict) else seconds
+                for row in rows if row["task"] in per_task and (seconds := row.get("compile_s")) not in (None, {})]
     if compiled:
         compile_s = sum(compiled)
         print(f"  compile time (first calls beyond the quickest later call, {len(compiled)} rows): {compile_s:.0f} s;"

@@ -36,7 +36,9 @@ def test_noop_run_passes_every_row_and_writes_every_artifact(noop_run):
     assert results and all(row["status"] == "PASSED" for row in results)
     assert {row["task"] for row in results} == {"rms_norm", "silu_and_mul", "embedding"}
     assert all(row["timing"] == "host_clock" and row["speedup"] > 0 for row in results)
-    assert all(row["compile_s"] >= 0 for row in results)  # first calls beyond a steady call, measured per case
+    # first calls beyond a steady call, per implementation: the production baselines checked and the candidate
+    assert all({row["baseline_impl"], "candidate"} <= set(row["compile_s"]) and min(row["compile_s"].values()) >= 0
+               for row in results)
     macroeval = json.loads((noop_run / "macroeval.json").read_text())
     assert macroeval["kernel_level"]["levels"][0]["correct"] == 3
     environment = json.loads((noop_run / "env.json").read_text())

@@ -1,8 +1,8 @@
 """graphs.py captures every implementation several times, because a CUDA graph's replay speed is drawn when it is
 captured (H200, 2026-11-30): the captures interleave between sides, shrink to fit memory, and a module that refuses
 any capture is reported not capturable rather than timed on a partial set; the timed replays rotate over the
-captures across adaptive batches, every candidate capture is judged, and the interval resamples captures. CUDA itself
-is faked here; tests/gpu captures real graphs."""
+captures across adaptive batches, every candidate capture is judged, timed candidate replays are rechecked in
+every batch, and the interval resamples captures. CUDA itself is faked here; tests/gpu captures real graphs."""
 
 from __future__ import annotations
 
@@ -80,12 +80,20 @@ def test_an_uncapturable_baseline_leaves_nothing_to_time(monkeypatch, fake_cuda)
 
 
 class FakeGraph:
-    def __init__(self, side: str, index: int, replayed: list[tuple[str, int]], clock: "CaptureClock") -> None:
+    """A capture's replay. With `output` (a tensor), it writes 1 there, the right answer, on its first replay; a
+    `skips_after_first` graph then keeps a device-side count and leaves -1 (a wrong answer) on every later one."""
+
+    def __init__(self, side: str, index: int, replayed: list[tuple[str, int]], clock: "CaptureClock",
+                 output: torch.Tensor | None = None, skips_after_first: bool = False) -> None:
         self.side, self.index, self.replayed, self.clock = side, index, replayed, clock
+        self.output, self.skips_after_first, self.replays = output, skips_after_first, 0
 
     def replay(self) -> None:
         self.replayed.append((self.side, self.index))
         self.clock.last = (self.side, self.index)
+        if self.output is not None:
+            self.output.fill_(-1.0 if self.skips_after_first and self.replays else 1.0)
+        self.replays += 1
 
 
 class CaptureClock:
@@ -104,8 +112,10 @@ class CaptureClock:
 
 
 def graph_run(monkeypatch, fake_cuda, wanted: int, iterations: int, max_iterations: int, judge_fails_at=None,
-              modules=None, fallbacks=(), refuse=()):
+              modules=None, fallbacks=(), refuse=(), rechecks=0, skips_after_first=False):
     from types import SimpleNamespace
+
+    from fastkernels import checks
 
     replayed: list[tuple[str, int]] = []
     judged: list[int] = []
@@ -117,19 +127,23 @@ def graph_run(monkeypatch, fake_cuda, wanted: int, iterations: int, max_iteratio
         if side in refuse:
             return f"{side} synchronised with the host"
         made[side] = made.get(side, 0) + 1
-        return graphs.Captured(graph=FakeGraph(side, made[side] - 1, replayed, clock), inputs=static, output=side)
+        output = torch.zeros(1) if side == "candidate" else None
+        graph = FakeGraph(side, made[side] - 1, replayed, clock, output, skips_after_first and side == "candidate")
+        return graphs.Captured(graph=graph, inputs=static, output=side if output is None else output)
 
     def judge(given, output):
         judged.append(len(judged))
         passed = judge_fails_at is None or len(judged) - 1 != judge_fails_at
+        passed = passed and not (isinstance(output, torch.Tensor) and output.item() != 1.0)
         return SimpleNamespace(passed=passed, reason="" if passed else "3 of 8 elements wrong", metrics=None)
 
     monkeypatch.setattr(graphs, "capture", capture)
-    monkeypatch.setattr(graphs, "refill_inputs", lambda *args: None)
-    monkeypatch.setattr(graphs, "generator", lambda device, seed: None)
+    for module in (graphs, checks):
+        monkeypatch.setattr(module, "refill_inputs", lambda *args: None)
+        monkeypatch.setattr(module, "generator", lambda device, seed: None)
     monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
     repetition = SimpleNamespace(graph_captures=wanted, target_ci=1e-9, iteration_cap=lambda device: max_iterations,
-                                 max_timing_s=1e9)
+                                 max_timing_s=1e9, rechecks=rechecks)
     fields = graphs.graph_fields(SimpleNamespace(name="t"), SimpleNamespace(name="c"),
                                  modules or {"baseline": baseline, "candidate": candidate}, {}, judge, clock, None,
                                  warmup=0, iterations=iterations, seed=0, repetition=repetition,
@@ -164,6 +178,25 @@ def test_a_wrong_later_capture_of_the_candidate_is_a_reward_hack(monkeypatch, fa
         graph_run(monkeypatch, fake_cuda, wanted=4, iterations=6, max_iterations=6, judge_fails_at=2)
     assert failure.value.status is Status.REWARD_HACK
     assert "wrong under CUDA graph replay (capture 2): 3 of 8 elements wrong" in str(failure.value.reason)
+
+
+def test_timed_replays_are_rechecked_in_every_batch(monkeypatch, fake_cuda):
+    # 6 iterations, then batches of 6 and 12: 2 rechecks each (3 pairs of iterations allow up to 3)
+    _, _, judged = graph_run(monkeypatch, fake_cuda, wanted=4, iterations=6, max_iterations=24, rechecks=2)
+    assert len(judged) == 4 + 3 * 2  # the four captures, then two timed replays of each batch
+
+
+def test_a_capture_right_on_its_first_replay_and_stale_after_is_a_reward_hack(monkeypatch, fake_cuda):
+    # its device-side count lets the first replay (the capture's check) compute and every later one skip
+    from fastkernels.checks import CaseFailure
+    from fastkernels.records import Status
+
+    with pytest.raises(CaseFailure) as failure:
+        graph_run(monkeypatch, fake_cuda, wanted=4, iterations=6, max_iterations=24, rechecks=2,
+                  skips_after_first=True)
+    assert failure.value.status is Status.REWARD_HACK
+    assert failure.value.reason.startswith("under CUDA graph replay: timed call ")
+    assert "returned a wrong output though the checked calls were right" in failure.value.reason
 
 
 def test_an_uncapturable_baseline_gives_way_to_the_next_production_implementation_that_captures(

@@ -24,7 +24,7 @@ def test_noop_rows_and_worker_time_of_a_cut_short_run(tmp_path):
     rows = {"a": [_row("a", "c0", 1.001, [0.99, 1.01]) | {"graph_speedup": 0.985},
                   _row("a", "c1", 1.05, [1.03, 1.07], lags=(0.010, 0.0065)) | {"graph_speedup": 1.004}],
             "b": [_row("b", "c0", 0.97, [0.90, 1.02]) | {"compile_s": 0.5},
-                  _row("b", "c1", 0.999, [0.99, 1.01]) | {"compile_s": 5.5}]}
+                  _row("b", "c1", 0.999, [0.99, 1.01]) | {"compile_s": {"native": 5.0, "candidate": 0.5}}]}
     for task, task_rows in rows.items():
         (workers / f"{task}.rows.jsonl").write_text("".join(json.dumps(row) + "\n" for row in task_rows))
     (workers / "a.log").write_text("[    1.00 s] torch imported\n[    4.00 s] case c0 PASSED\n[    6.00 s] case c1 PASSED\n")

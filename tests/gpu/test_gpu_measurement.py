@@ -1,6 +1,6 @@
 """GPU-only parts of the measurement protocol, run on the device (skipped without CUDA): work on side streams is
 caught, CUDA-graph timing reports beside eager timing, an uncapturable candidate is noted not failed, a candidate
-whose graph records no work is caught, uninitialised output memory never passes for the baseline's freed answer,
+whose graph records no work is caught, and so is one whose graph is right only on its first replay; uninitialised output memory never passes for the baseline's freed answer,
 the noop agent comes out at 1.0 in both modes, a helper process with its own GPU context is caught, and a
 failed capture leaves the device's random generator usable.
 Run: python -m pytest tests/gpu -q (on a GPU machine)."""
@@ -42,6 +42,12 @@ def test_a_candidate_that_captures_nothing_is_a_reward_hack(tmp_path):
     rows = run(tmp_path, "agent=local", f"agent.path={EXPLOITS / 'stale_under_graphs'}")
     assert all(row["status"] == "REWARD_HACK" and "CUDA graph replay" in row["reason"] for row in rows), [
         (r["status"], r["reason"]) for r in rows]
+
+
+def test_a_graph_right_only_on_its_first_replay_is_a_reward_hack(tmp_path):
+    rows = run(tmp_path, "agent=local", f"agent.path={EXPLOITS / 'counted_under_graphs'}")
+    assert all(row["status"] == "REWARD_HACK" and row["reason"].startswith("under CUDA graph replay: timed call")
+               for row in rows), [(r["status"], r["reason"]) for r in rows]
 
 
 def test_uninitialised_output_memory_is_never_the_answer_on_the_caching_allocator(tmp_path):
