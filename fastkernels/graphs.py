@@ -11,7 +11,8 @@ fresh values written into the inputs and the cache flush, like the eager protoco
 checked by the judge process once, after a replay on fresh inputs, and `rechecks` timed candidate replays picked at
 random in every batch are judged when the batch ends (checks.TimedRecheck, as in eager timing): a graph's kernels
 can keep state on the device (a replay counter), so a capture right on its first replay may skip its work on the
-later ones, which only a check of a timed replay sees. A module that cannot be captured (host syncs,
+later ones, which only a check of a timed replay sees. Work that keeps the device busy after a replay's stream
+finished (a thread the candidate started, on its own stream) is caught as in eager timing (StreamEscape). A module that cannot be captured (host syncs,
 data-dependent shapes, allocations the capture forbids) is reported as such, never failed: graphs are a mode of
 measurement, not a requirement of the task.
 """
@@ -30,6 +31,7 @@ from fastkernels.manifest import Case, Manifest
 from fastkernels.phases import phase
 from fastkernels.plan import one_line
 from fastkernels.records import Status
+from fastkernels.stream_escape import StreamEscape
 from fastkernels.timing import (
     Clock, continuing, extend_until_tight, paired_speedup, speedup_ci95, summarize, time_interleaved,
 )
@@ -120,6 +122,7 @@ def graph_fields(
 
     # fresh input values and the cache flush before every timed replay, and the picked candidate replays kept
     recheck = TimedRecheck(manifest, case, "cuda", iterations, repetition.rechecks, flush)
+    escape = StreamEscape(clock)
     count = len(captures["baseline"])
     calls = {name: (lambda k, c=captured: c[k].graph.replay()) for name, captured in captures.items()}
     timed = 0  # iterations so far: each batch starts at the capture the last one stopped at
@@ -129,6 +132,7 @@ def graph_fields(
 
     def observe(name: str, index: int, capture_index: int, _: Any) -> None:  # a replay returns nothing
         recheck.observe(name, index, static, captures[name][capture_index].output)
+        escape.observe(name, index, static, None)
 
     def replays(iterations_wanted: int, warm: int) -> dict[str, list[float]]:
         nonlocal timed
@@ -138,23 +142,30 @@ def graph_fields(
                                  f"{label}/graph", prepare=prepare, observe=observe)
         timed += len(batch["baseline"])  # overall, iteration i replays capture i mod count
         expected = recheck_count(repetition.rechecks, iterations_wanted) if "candidate" in captures else 0
-        try:
-            recheck.verify(judge_fresh, expected)
-        except CaseFailure as failure:
-            raise CaseFailure(failure.status, f"under CUDA graph replay: {failure.reason}", failure.metrics) from None
+        _under_graphs(lambda: recheck.verify(judge_fresh, expected))
         return batch
 
     samples = extend_until_tight(replays(iterations, warmup), lambda more: replays(more, 0), repetition.target_ci,
                                  repetition.iteration_cap("cuda"), repetition.max_timing_s, seed, clusters=count)
+    _under_graphs(lambda: escape.verify("side_streams" in manifest.allow))
     fields: dict[str, Any] = {"baseline_graph_ms": summarize(samples["baseline"]).median_ms,
                               "graph_note": "; ".join(notes),
-                              "graph_captures": count, "graph_baseline_impl": served}
+                              "graph_captures": count, "graph_baseline_impl": served,
+                              "graph_sync_lag_ms": escape.lags()}
     if "candidate" in samples:
         fields["candidate_graph_ms"] = summarize(samples["candidate"]).median_ms
         fields["graph_speedup"] = paired_speedup(samples["baseline"], samples["candidate"])
         fields["graph_speedup_ci95"] = speedup_ci95(samples["baseline"], samples["candidate"], seed=seed,
                                                     clusters=count)
     return fields
+
+
+def _under_graphs(check: Callable[[], None]) -> None:
+    """Run a check of the timed replays; its failure says it happened under CUDA graph replay."""
+    try:
+        check()
+    except CaseFailure as failure:
+        raise CaseFailure(failure.status, f"under CUDA graph replay: {failure.reason}", failure.metrics) from None
 
 
 def _named(failure: str, baseline_name: str) -> str:

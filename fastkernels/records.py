@@ -105,6 +105,8 @@ class ResultRow(BaseModel):
     # the production implementation the graph replays compare against: baseline_impl, or where that cannot be
     # captured the fastest correct one that can (graphs.py)
     graph_baseline_impl: str | None = None
+    # the same as sync_lag_ms, over the timed graph replays (graphs.py runs the stream-escape check on them too)
+    graph_sync_lag_ms: tuple[float, float] | None = None
     implausible: bool = False
     review: str = ""
     throttled: bool | None = None

@@ -178,15 +178,19 @@ def sync_lags(rows: list[dict]) -> dict:
     """Print what the stream-escape check compared in honest rows: the device-sync lag after the timed stream, at the
     60th percentile of calls, and how far the candidate's exceeded the baseline's (StreamEscape lets it by MARGIN_MS
     or MARGIN_FRACTION of the call before the row is a REWARD_HACK): the margin's calibration on this machine."""
-    lags = [row["sync_lag_ms"] for row in rows if row.get("sync_lag_ms")]
-    if not lags:
-        return {}
-    excess = sorted((candidate - baseline) * 1e3 for baseline, candidate in lags)
-    baseline_us = statistics.median(b for b, _ in lags) * 1e3
-    print(f"sync lag (60th percentile of calls) over {len(lags)} rows: baseline median {baseline_us:.1f} us;"
-          f" candidate - baseline: median {statistics.median(excess):.1f} us, max {excess[-1]:.1f} us,"
-          f" min {excess[0]:.1f} us")
-    return dict(sync_lag_excess_us_max=excess[-1], sync_lag_excess_us_median=statistics.median(excess))
+    summary: dict = {}
+    for field, what, key in (("sync_lag_ms", "sync lag", "sync_lag"),
+                             ("graph_sync_lag_ms", "under graph replay, sync lag", "graph_sync_lag")):
+        lags = [row[field] for row in rows if row.get(field)]
+        if not lags:
+            continue
+        excess = sorted((candidate - baseline) * 1e3 for baseline, candidate in lags)
+        baseline_us = statistics.median(b for b, _ in lags) * 1e3
+        print(f"{what} (60th percentile of calls) over {len(lags)} rows: baseline median {baseline_us:.1f} us;"
+              f" candidate - baseline: median {statistics.median(excess):.1f} us, max {excess[-1]:.1f} us,"
+              f" min {excess[0]:.1f} us")
+        summary.update({f"{key}_excess_us_max": excess[-1], f"{key}_excess_us_median": statistics.median(excess)})
+    return summary
 
 
 def main() -> int:

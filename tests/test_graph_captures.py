@@ -2,7 +2,7 @@
 captured (H200, 2026-11-30): the captures interleave between sides, shrink to fit memory, and a module that refuses
 any capture is reported not capturable rather than timed on a partial set; the timed replays rotate over the
 captures across adaptive batches, every candidate capture is judged, timed candidate replays are rechecked in
-every batch, and the interval resamples captures. CUDA itself is faked here; tests/gpu captures real graphs."""
+every batch, work left running after a replay's stream is caught, and the interval resamples captures. CUDA itself is faked here; tests/gpu captures real graphs."""
 
 from __future__ import annotations
 
@@ -97,29 +97,40 @@ class FakeGraph:
 
 
 class CaptureClock:
-    """Each replay takes its capture's speed: 1 ms, and 1.05 ms for the baseline's capture 0 (a slow draw)."""
+    """Each replay takes its capture's speed: 1 ms, and 1.05 ms for the baseline's capture 0 (a slow draw). With
+    `candidate_lag_ms`, every candidate replay leaves the device busy that long after its stream finished (work on a
+    stream the events do not see), baseline replays 0.01 ms (host noise)."""
 
     name = "fake"
 
-    def __init__(self) -> None:
+    def __init__(self, candidate_lag_ms: float | None = None) -> None:
         self.last = ("", -1)
+        self.candidate_lag_ms = candidate_lag_ms
+        self.last_check = None
 
     def time_call(self, call, prepare=None) -> float:
+        from fastkernels.timing import CallCheck
+
         if prepare is not None:
             prepare()
         call()
-        return 1.05 if self.last == ("baseline", 0) else 1.0
+        event_ms = 1.05 if self.last == ("baseline", 0) else 1.0
+        if self.candidate_lag_ms is not None:
+            lag = self.candidate_lag_ms if self.last[0] == "candidate" else 0.01
+            self.last_check = CallCheck(event_ms, event_ms + lag + 0.01, lag)
+        return event_ms
 
 
 def graph_run(monkeypatch, fake_cuda, wanted: int, iterations: int, max_iterations: int, judge_fails_at=None,
-              modules=None, fallbacks=(), refuse=(), rechecks=0, skips_after_first=False):
+              modules=None, fallbacks=(), refuse=(), rechecks=0, skips_after_first=False, candidate_lag_ms=None,
+              allow=()):
     from types import SimpleNamespace
 
     from fastkernels import checks
 
     replayed: list[tuple[str, int]] = []
     judged: list[int] = []
-    clock = CaptureClock()
+    clock = CaptureClock(candidate_lag_ms)
     made: dict[str, int] = {}
 
     def capture(module, static):
@@ -144,7 +155,7 @@ def graph_run(monkeypatch, fake_cuda, wanted: int, iterations: int, max_iteratio
     monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
     repetition = SimpleNamespace(graph_captures=wanted, target_ci=1e-9, iteration_cap=lambda device: max_iterations,
                                  max_timing_s=1e9, rechecks=rechecks)
-    fields = graphs.graph_fields(SimpleNamespace(name="t"), SimpleNamespace(name="c"),
+    fields = graphs.graph_fields(SimpleNamespace(name="t", allow=list(allow)), SimpleNamespace(name="c"),
                                  modules or {"baseline": baseline, "candidate": candidate}, {}, judge, clock, None,
                                  warmup=0, iterations=iterations, seed=0, repetition=repetition,
                                  baseline_name="liger", fallbacks=fallbacks)
@@ -197,6 +208,24 @@ def test_a_capture_right_on_its_first_replay_and_stale_after_is_a_reward_hack(mo
     assert failure.value.status is Status.REWARD_HACK
     assert failure.value.reason.startswith("under CUDA graph replay: timed call ")
     assert "returned a wrong output though the checked calls were right" in failure.value.reason
+
+
+def test_work_left_running_after_the_candidates_replays_is_a_reward_hack(monkeypatch, fake_cuda):
+    from fastkernels.checks import CaseFailure
+    from fastkernels.records import Status
+
+    with pytest.raises(CaseFailure) as failure:
+        graph_run(monkeypatch, fake_cuda, wanted=4, iterations=6, max_iterations=6, candidate_lag_ms=0.5)
+    assert failure.value.status is Status.REWARD_HACK
+    assert failure.value.reason.startswith("under CUDA graph replay: work kept the device busy after the timed stream")
+
+
+def test_honest_replays_record_their_lags_and_a_task_may_allow_side_streams(monkeypatch, fake_cuda):
+    fields, _, _ = graph_run(monkeypatch, fake_cuda, wanted=4, iterations=6, max_iterations=6, candidate_lag_ms=0.012)
+    assert fields["graph_sync_lag_ms"] == pytest.approx((0.01, 0.012))  # within the 0.02 ms margin
+    fields, _, _ = graph_run(monkeypatch, fake_cuda, wanted=4, iterations=6, max_iterations=6, candidate_lag_ms=0.5,
+                             allow=["side_streams"])
+    assert fields["graph_sync_lag_ms"] == pytest.approx((0.01, 0.5))
 
 
 def test_an_uncapturable_baseline_gives_way_to_the_next_production_implementation_that_captures(

@@ -21,7 +21,7 @@ def _row(task, case, speedup, ci, status="PASSED", lags=(0.008, 0.009)):
 def test_noop_rows_and_worker_time_of_a_cut_short_run(tmp_path):
     workers = tmp_path / "run" / "workers"
     workers.mkdir(parents=True)
-    rows = {"a": [_row("a", "c0", 1.001, [0.99, 1.01]) | {"graph_speedup": 0.985},
+    rows = {"a": [_row("a", "c0", 1.001, [0.99, 1.01]) | {"graph_speedup": 0.985, "graph_sync_lag_ms": [0.004, 0.006]},
                   _row("a", "c1", 1.05, [1.03, 1.07], lags=(0.010, 0.0065)) | {"graph_speedup": 1.004}],
             "b": [_row("b", "c0", 0.97, [0.90, 1.02]) | {"compile_s": 0.5},
                   _row("b", "c1", 0.999, [0.99, 1.01]) | {"compile_s": {"native": 5.0, "candidate": 0.5}}]}
@@ -45,6 +45,8 @@ def test_noop_rows_and_worker_time_of_a_cut_short_run(tmp_path):
     # the stream-escape check's inputs: candidate - baseline lag per row = 1, -3.5, 1, 1 us
     assert "sync lag (60th percentile of calls) over 4 rows: baseline median 8.0 us; candidate - baseline:" \
            " median 1.0 us, max 1.0 us, min -3.5 us" in out
+    assert "under graph replay, sync lag (60th percentile of calls) over 1 rows: baseline median 4.0 us;" \
+           " candidate - baseline: median 2.0 us, max 2.0 us, min 2.0 us" in out
     assert "worker time: 16 s for 4 task-cases of 2 tasks = 4.0 s each; slowest: b 10 s, a 6 s" in out
     # the seconds before each line, by phase: a's cases took 3 + 2 s, b's 1 + (6 checking its baseline + 2), each
     # start-up 1 s; without the baseline check (where compiles land) the 4 cases took 10 s
