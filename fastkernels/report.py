@@ -44,18 +44,22 @@ def results_table(run_dir: Path) -> str:
         + (f", **interrupted ({environment['interrupted']})**: only the rows it finished"
            if environment.get("interrupted") else ""),
         "",
-        "| task | case | status | baseline (impl) | baseline µs | candidate µs | speedup [95% CI] | baseline % peak | candidate % peak |",
-        "| --- | --- | --- | --- | ---: | ---: | --- | ---: | ---: |",
+        "| task | case | status | baseline (impl) | baseline µs | candidate µs | speedup [95% CI] | graph speedup"
+        " | baseline % peak | candidate % peak | candidate compile s |",
+        "| --- | --- | --- | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |",
     ]
     for row in rows:
         ci = row.get("speedup_ci95")
         speed = f"{row['speedup']:.3f}" if row.get("speedup") is not None else "—"
         if ci and row.get("candidate_ms") is not None:
             speed += f" [{ci[0]:.3f}, {ci[1]:.3f}]"
+        graph = f"{row['graph_speedup']:.3f}" if row.get("graph_speedup") is not None else "—"
+        compile_s = (row.get("compile_s") or {}).get("candidate") if isinstance(row.get("compile_s"), dict) else None
         lines.append(
             f"| {row['task']} | {row['case']} | {row['status']} | {row.get('baseline_impl') or '—'} |"
-            f" {_us(row.get('baseline_ms'))} | {_us(row.get('candidate_ms'))} | {speed} |"
+            f" {_us(row.get('baseline_ms'))} | {_us(row.get('candidate_ms'))} | {speed} | {graph} |"
             f" {_frac(row.get('baseline_fraction_of_peak'))} | {_frac(row.get('candidate_fraction_of_peak'))} |"
+            f" {'—' if compile_s is None else f'{compile_s:.2f}'} |"
         )
     timed = [row["speedup"] for row in rows if row.get("candidate_ms") is not None]
     if timed:

@@ -168,3 +168,18 @@ def test_the_table_of_an_interrupted_run_says_so(tmp_path, capsys):
                    environment={**ENVIRONMENT, "interrupted": "SIGINT"})
     assert main([str(run)]) == 0
     assert "**interrupted (SIGINT)**: only the rows it finished" in capsys.readouterr().out
+
+
+def test_one_runs_table_shows_each_rows_speedups_and_the_candidates_compile_time(tmp_path):
+    from fastkernels.report import results_table
+
+    run = make_run(tmp_path / "run", "kda", {("rms_norm", "c0"): 1.25, ("silu_and_mul", "c0"): None})
+    rows = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
+    rows[0].update(speedup_ci95=[1.2, 1.3], graph_speedup=1.1, compile_s={"liger": 0.4, "candidate": 2.5})
+    (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    lines = results_table(run).splitlines()
+    assert lines[2].split(" | ")[7:] == ["graph speedup", "baseline % peak", "candidate % peak",
+                                         "candidate compile s |"]
+    assert lines[4].startswith("| rms_norm | c0 | PASSED |")
+    assert "| 1.250 [1.200, 1.300] | 1.100 |" in lines[4] and lines[4].endswith("| 2.50 |")
+    assert lines[5].startswith("| silu_and_mul | c0 | INCORRECT |") and lines[5].endswith("| — | — | — | — |")
