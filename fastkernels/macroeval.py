@@ -40,7 +40,9 @@ class TaskResult(BaseModel):
     `speedup` is the geomean of the cases' speedups when every case PASSED; 1.0 when the task was not attempted
     (the baseline stands in: "no win"); None when any case failed (a failed task earns no speedup).
     `speedup_low` is a conservative lower 95% bound of it: the geomean of the cases' lower interval bounds (None
-    where a case has no interval or the task earned no speedup).
+    where a case has no interval or the task earned no speedup). `candidate_compile_s` adds up the candidate's
+    compile time over the cases that measured it (its first call beyond a steady one: what deploying it costs once
+    per shape, never part of its speedup).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -53,6 +55,7 @@ class TaskResult(BaseModel):
     correct: bool
     speedup: float | None
     speedup_low: float | None = None
+    candidate_compile_s: float | None = None
 
 
 class ExcludedTask(BaseModel):
@@ -156,8 +159,10 @@ def _fold(task: str, rows: list[ResultRow]) -> TaskResult | ExcludedTask:
             speedup_low = geomean(r.speedup_ci95[0] for r in rows if r.speedup_ci95 is not None)
     else:
         speedup = None if attempted else 1.0
+    compiled = [r.compile_s["candidate"] for r in rows if "candidate" in r.compile_s]
     return TaskResult(task=task, level=first.level, categories=first.categories, cases=len(rows),
-                      attempted=attempted, correct=correct, speedup=speedup, speedup_low=speedup_low)
+                      attempted=attempted, correct=correct, speedup=speedup, speedup_low=speedup_low,
+                      candidate_compile_s=round(sum(compiled), 3) if compiled else None)
 
 
 def kernel_level(rows: list[ResultRow]) -> KernelLevelReport:

@@ -142,6 +142,10 @@ def main() -> int:
     parser.add_argument("--copy-gbs", type=float, required=True, help="measured copy bandwidth (scripts/measure.py)")
     parser.add_argument("--gemm-tflops", type=float, required=True, help="measured bf16 GEMM rate (scripts/measure.py)")
     parser.add_argument("--level", type=int, default=1)
+    parser.add_argument("--launch-floor-us", type=float,
+                        help="the smallest kernel's time as the harness times it (scripts/measure.py --parts ceilings):"
+                             " adds a summary line with it as the lower bound of every limit (the table keeps the"
+                             " issue's limit: bytes / bandwidth or FLOPs / rate)")
     parser.add_argument("--eager-from", type=Path, help="an earlier table whose eager times fill the cases no run "
                                                         "timed the eager module for (marked †)")
     args = parser.parse_args()
@@ -200,6 +204,11 @@ def main() -> int:
         launch = sum(limit * 1e6 < LAUNCH_BOUND_US for limit in limits)
         print(f"{launch} cases launch bound (limit < {LAUNCH_BOUND_US:g} µs); over the {len(big)} cases whose limit is"
               f" at least 20 µs the median is {statistics.median(big):.0%}" if big else "")
+        if args.launch_floor_us:
+            floored = [max(limit, args.launch_floor_us / 1e6) / (row["baseline_ms"] / 1e3)
+                       for limit, row in zip(limits, (row for _, row in sorted(seen.items())))]
+            print(f"with a kernel's launch floor ({args.launch_floor_us:g} µs) under every limit: median fraction"
+                  f" {statistics.median(floored):.0%}; {sum(f < 0.5 for f in floored)} under 50%")
         print("baseline served by: " + ", ".join(f"{name} {count}" for name, count in
                                                  sorted(served.items(), key=lambda item: -item[1])))
         if graph_fractions:

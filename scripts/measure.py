@@ -57,6 +57,30 @@ def ceilings(device: str) -> dict[str, float]:
             "gemm_dtype": str(dtype).removeprefix("torch.")}
 
 
+def launch_floor_us(calls: int = 400) -> dict[str, float]:
+    """The smallest kernel's time (one element incremented) under the harness's own clock (CUDA events behind a
+    500 µs pad, L2 flushed before every call), eager and as a CUDA-graph replay: no kernel, however little it moves,
+    is timed faster, so it is the floor under a limit of bytes / bandwidth that is smaller (GPU only)."""
+    from fastkernels.cache import cache_flush
+    from fastkernels.timing import CudaEventClock
+
+    clock, (flush, _) = CudaEventClock(), cache_flush("cuda", None)
+    x = torch.zeros(1, device="cuda")
+    for _ in range(10):
+        x.add_(1)
+    graph = torch.cuda.CUDAGraph()
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        x.add_(1)
+    torch.cuda.current_stream().wait_stream(side)
+    with torch.cuda.graph(graph):
+        x.add_(1)
+    eager = [clock.time_call(lambda: x.add_(1), flush) for _ in range(calls)]
+    replayed = [clock.time_call(graph.replay, flush) for _ in range(calls)]
+    return {"eager_us": statistics.median(eager) * 1e3, "graph_us": statistics.median(replayed) * 1e3}
+
+
 def fastkernels(out: Path, *overrides: str) -> tuple[list[dict], float]:
     start = time.time()
     subprocess.run([sys.executable, "-m", "fastkernels", f"hydra.run.dir={out}", *overrides], cwd=ROOT, check=True,
@@ -220,6 +244,11 @@ def main() -> int:
         peak_bw, peak_rate = profile.peak_memory_bandwidth_gbs, profile.peak_tflops.get(measured["gemm_dtype"])
         print(f"copy bandwidth  {measured['copy_gbs']:9.1f} GB/s" + (f"  ({measured['copy_gbs'] / peak_bw:.0%} of {peak_bw:g})" if peak_bw else ""))
         print(f"{measured['gemm_dtype']} GEMM     {measured['gemm_tflops']:9.1f} TFLOP/s" + (f"  ({measured['gemm_tflops'] / peak_rate:.0%} of {peak_rate:g})" if peak_rate else ""))
+        if device == "cuda":
+            floor = launch_floor_us()
+            summary["launch_floor"] = floor
+            print(f"launch floor    {floor['eager_us']:9.2f} µs eager, {floor['graph_us']:.2f} µs replayed (the smallest"
+                  f" kernel, timed as the harness times: baselines_table.py --launch-floor-us)")
 
     if "noop" in parts:
         noop, wall = fastkernels(args.out / "noop", "agent=noop", f"tasks={args.tasks}", *args.overrides)

@@ -56,3 +56,15 @@ def test_an_earlier_tables_eager_times_fill_the_cases_no_run_timed_marked_as_car
     assert lines["c0"].startswith("| t | c0 | cudnn_channels_last | 50.0 | 400.0† | 40.0 | 80% |")
     assert lines["c1"].startswith("| t | c1 | torch_compile | 80.0 | 300.0 | ")  # a run's own eager time wins
     assert f"† eager time carried from {earlier} (an earlier measurement)" in out
+
+
+def test_a_launch_floor_raises_only_the_limits_below_it_in_a_summary_line_and_the_table_keeps_the_issues_limit(tmp_path):
+    tiny = _row("c0", "native", 0.008) | {"bytes": 4_153_800 * 2}  # a 2 µs limit, timed at 8 µs: 25%
+    big = _row("c1", "native", 0.050)  # 40 µs limit at 50 µs: 80%
+    run = _run_dir(tmp_path / "run", [tiny, big])
+    out = subprocess.run([sys.executable, str(SCRIPT), "--copy-gbs", "4153.8", "--gemm-tflops", "771.6",
+                          "--launch-floor-us", "4", str(run)], capture_output=True, text=True, check=True).stdout
+    assert "| t | c0 | native | 8.0 | - | 2.0 | 25% |" in out
+    assert "2 cases of 1 tasks; median fraction of the limit 52%; 1 weak (< 50%)" in out
+    # with the floor c0's limit is 4 µs: 50%; c1 keeps 80%
+    assert "with a kernel's launch floor (4 µs) under every limit: median fraction 65%; 0 under 50%" in out

@@ -47,6 +47,15 @@ def test_task_speedup_is_geomean_of_its_cases():
     assert level(rep).geomean_speedup == pytest.approx(2.0)
 
 
+def test_a_tasks_candidate_compile_time_adds_up_over_the_cases_that_measured_it():
+    # 2.5 + 0.5 s; the production baselines' own compile time is not the candidate's
+    rows = [passed("a", 1.0, "c0").model_copy(update={"compile_s": {"liger": 9.0, "candidate": 2.5}}),
+            passed("a", 1.0, "c1").model_copy(update={"compile_s": {"liger": 0.1, "candidate": 0.5}}),
+            passed("a", 1.0, "c2")]
+    assert kernel_level(rows).tasks[0].candidate_compile_s == pytest.approx(3.0)
+    assert kernel_level([passed("b", 1.0)]).tasks[0].candidate_compile_s is None
+
+
 def test_one_failing_case_makes_the_task_incorrect():
     rep = kernel_level([passed("a", 3.0, "c0"), failed("a", case="c1"), passed("b", 1.5)])
     lv = level(rep)
