@@ -153,6 +153,13 @@ def worker_seconds(runs: list[Path], rows: list[dict]) -> dict:
         print(f"  of the worker time, the kernels' own time in the eager timed calls (samples x both medians):"
               f" {device_s:.0f} s, {device_s / max(1, cases):.2f} s per task-case", flush=True)
         summary.update(timed_device_s=device_s)
+        calls = sum(2 * row["samples"] for row in timed)
+        if rechecks_s and per_phase.get("timed"):  # logs that split the rechecks out (2026-11-30 on)
+            own = per_phase["timed"] - rechecks_s - device_s
+            print(f"  eager timing's own cost per timed call (the phase less its rechecks and the kernels; warm-ups"
+                  f" included): {own / calls * 1e3:.2f} ms over {calls} calls: launch pad, cache flush, input refill,"
+                  f" syncs", flush=True)
+            summary.update(per_call_ms=own / calls * 1e3)
     return summary
 
 

@@ -59,6 +59,9 @@ def test_noop_rows_and_worker_time_of_a_cut_short_run(tmp_path):
            " 2.50 s per task-case" in out
     # 4 rows of one pair each at 0.010 ms a side (_row's samples): 0.08 ms of kernels
     assert "the kernels' own time in the eager timed calls (samples x both medians): 0 s, 0.00 s per task-case" in out
+    # b/c1's timed phase: 1 s, of it 0.4 s rechecks; 8 calls in the four rows: (1 - 0.4 - 0.00008) / 8
+    assert "eager timing's own cost per timed call (the phase less its rechecks and the kernels; warm-ups included):" \
+           " 74.99 ms over 8 calls" in out
 
 
 def test_a_task_case_re_run_later_counts_once_from_the_last_run_listed(tmp_path):
