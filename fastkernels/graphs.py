@@ -12,9 +12,9 @@ checked by the judge process once, after a replay on fresh inputs, and `rechecks
 random in every batch are judged when the batch ends (checks.TimedRecheck, as in eager timing): a graph's kernels
 can keep state on the device (a replay counter), so a capture right on its first replay may skip its work on the
 later ones, which only a check of a timed replay sees. Work that keeps the device busy after a replay's stream
-finished (a thread the candidate started, on its own stream) is caught as in eager timing (StreamEscape). A module that cannot be captured (host syncs,
-data-dependent shapes, allocations the capture forbids) is reported as such, never failed: graphs are a mode of
-measurement, not a requirement of the task.
+finished (a thread the candidate started, on its own stream) is caught as in eager timing (StreamEscape). A module
+that cannot be captured (host syncs, data-dependent shapes, allocations the capture forbids) is reported as such,
+never failed: graphs are a mode of measurement, not a requirement of the task.
 """
 
 from __future__ import annotations
