@@ -30,7 +30,7 @@ from fastkernels.inputs import generator, refill_inputs, unpredictable_seed
 from fastkernels.manifest import Case, Manifest
 from fastkernels.phases import phase
 from fastkernels.plan import one_line
-from fastkernels.records import Status
+from fastkernels.records import CallTimes, Status
 from fastkernels.stream_escape import StreamEscape
 from fastkernels.timing import (
     Clock, continuing, extend_until_tight, paired_speedup, speedup_ci95, summarize, time_interleaved,
@@ -126,6 +126,8 @@ def graph_fields(
     count = len(captures["baseline"])
     calls = {name: (lambda k, c=captured: c[k].graph.replay()) for name, captured in captures.items()}
     timed = 0  # iterations so far: each batch starts at the capture the last one stopped at
+    first: list[str] = []  # which side replayed first in each iteration (kept with harness.keep_call_times)
+    rechecked: list[int] = []
 
     def prepare(name: str, index: int, _: Any) -> None:
         recheck.prepare(name, index, static)
@@ -138,8 +140,10 @@ def graph_fields(
         nonlocal timed
         if timed:
             recheck.start_batch(iterations_wanted)
+        if "candidate" in captures:
+            rechecked.extend(timed + index for index in sorted(recheck.picked))
         batch = time_interleaved(calls, continuing(range(count), timed), clock, warm, iterations_wanted,
-                                 f"{label}/graph", prepare=prepare, observe=observe)
+                                 f"{label}/graph", prepare=prepare, observe=observe, first_log=first)
         timed += len(batch["baseline"])  # overall, iteration i replays capture i mod count
         expected = recheck_count(repetition.rechecks, iterations_wanted) if "candidate" in captures else 0
         _under_graphs(lambda: recheck.verify(judge_fresh, expected))
@@ -152,6 +156,10 @@ def graph_fields(
                               "graph_note": "; ".join(notes),
                               "graph_captures": count, "graph_baseline_impl": served,
                               "graph_sync_lag_ms": escape.lags()}
+    if repetition.keep_call_times:  # iteration i replayed capture i mod graph_captures of each side
+        fields["graph_call_times"] = CallTimes(baseline_ms=samples["baseline"],
+                                               candidate_ms=samples.get("candidate", []), first=first,
+                                               rechecked=rechecked, input_sets=count)
     if "candidate" in samples:
         fields["candidate_graph_ms"] = summarize(samples["candidate"]).median_ms
         fields["graph_speedup"] = paired_speedup(samples["baseline"], samples["candidate"])

@@ -115,6 +115,7 @@ class ResultRow(BaseModel):
     # (baseline, candidate): what the stream-escape check compared (fastkernels.stream_escape).
     sync_lag_ms: tuple[float, float] | None = None
     call_times: CallTimes | None = None
+    graph_call_times: CallTimes | None = None  # the same for the graph replays; `input_sets` counts the captures
     # per implementation (each production one that passed its rounds, and "candidate"): the wall seconds its first
     # call in the correctness rounds took beyond its quickest later call (Dynamo tracing, compiling or loading
     # compiled kernels, autotuning): the shape's compile time, which issue #3's harness overhead leaves out and

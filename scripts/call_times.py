@@ -6,10 +6,11 @@ input set, whether the candidate's output was rechecked (a copy taken around tha
 split whose medians differ between the two implementations names the cause; a row whose estimators disagree has
 calls of two (or more) speeds, where a median jumps between modes.
 
-Usage: python scripts/call_times.py RUN_DIR [RUN_DIR ...] [TASK[/CASE] ...] [--over 0.02] [--estimators]
+Usage: python scripts/call_times.py RUN_DIR [RUN_DIR ...] [TASK[/CASE] ...] [--over 0.02] [--estimators] [--graphs]
 (default: every row that kept its calls; --over: only rows whose speedup is further than that from 1;
 --estimators: for noop runs, where every speedup should be 1, each estimator's median and max |1 - s| over all the
-rows instead, and how many rows it puts over 1% and 2%)
+rows instead, and how many rows it puts over 1% and 2%; --graphs: the CUDA-graph replays instead of the eager
+calls, where the "input set" of an iteration is the capture it replayed)
 """
 
 from __future__ import annotations
@@ -102,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("paths", nargs="+", help="run directories, then TASK or TASK/CASE to choose rows")
     parser.add_argument("--over", type=float, default=0.0, help="only rows with |1 - speedup| above this")
     parser.add_argument("--estimators", action="store_true", help="compare estimators over every (noop) row")
+    parser.add_argument("--graphs", action="store_true", help="the graph replays' times (graph_call_times)")
     args = parser.parse_args(argv)
     runs = [Path(path) for path in args.paths if Path(path).is_dir()]
     chosen = [path for path in args.paths if not Path(path).is_dir()]
@@ -111,6 +113,9 @@ def main(argv: list[str] | None = None) -> int:
         rows = [row for run in runs for row in run_rows(run)]
     except ValueError as error:
         parser.error(str(error))
+    if args.graphs:  # the replays, read as if they were the eager calls
+        rows = [{**row, "call_times": row.get("graph_call_times"), "speedup": row.get("graph_speedup")}
+                for row in rows]
     kept = [row for row in rows if row.get("call_times") and row["call_times"]["candidate_ms"]]
     if chosen:
         kept = [row for row in kept if row["task"] in chosen or f"{row['task']}/{row['case']}" in chosen]

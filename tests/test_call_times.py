@@ -69,6 +69,12 @@ def test_the_call_times_script_splits_a_rows_calls_and_compares_estimators(tmp_p
     quiet = subprocess.run([sys.executable, str(script), str(run), "--over", "0.2"], capture_output=True, text=True,
                            check=True).stdout
     assert quiet.strip() == "1 row(s) kept their calls; none has a speedup further than 0.2 from 1"
+    # --graphs reads the graph replays' kept times and graph speedup instead (the same split, over captures)
+    row.update(graph_speedup=0.9, graph_call_times={**row["call_times"], "baseline_ms": [0.009] * 16})
+    (run / "results.jsonl").write_text(json.dumps(row) + "\n")
+    graphs = subprocess.run([sys.executable, str(script), str(run), "t/c", "--graphs"], capture_output=True,
+                            text=True, check=True).stdout
+    assert "t/c [native] speedup 0.9000: 16 iterations, baseline median 9.00 us, candidate 10.00 us" in graphs
 
 
 def test_the_estimators_mode_measures_each_estimators_distance_from_one_over_noop_rows(tmp_path):

@@ -123,7 +123,7 @@ class CaptureClock:
 
 def graph_run(monkeypatch, fake_cuda, wanted: int, iterations: int, max_iterations: int, judge_fails_at=None,
               modules=None, fallbacks=(), refuse=(), rechecks=0, skips_after_first=False, candidate_lag_ms=None,
-              allow=()):
+              allow=(), keep_call_times=False):
     from types import SimpleNamespace
 
     from fastkernels import checks
@@ -154,7 +154,7 @@ def graph_run(monkeypatch, fake_cuda, wanted: int, iterations: int, max_iteratio
         monkeypatch.setattr(module, "generator", lambda device, seed: None)
     monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
     repetition = SimpleNamespace(graph_captures=wanted, target_ci=1e-9, iteration_cap=lambda device: max_iterations,
-                                 max_timing_s=1e9, rechecks=rechecks)
+                                 max_timing_s=1e9, rechecks=rechecks, keep_call_times=keep_call_times)
     fields = graphs.graph_fields(SimpleNamespace(name="t", allow=list(allow)), SimpleNamespace(name="c"),
                                  modules or {"baseline": baseline, "candidate": candidate}, {}, judge, clock, None,
                                  warmup=0, iterations=iterations, seed=0, repetition=repetition,
@@ -171,6 +171,21 @@ def test_timed_replays_rotate_over_every_capture_across_adaptive_batches(monkeyp
     assert baseline_captures == [i % 4 for i in range(24)]
     assert [index for side, index in timed if side == "candidate"] == baseline_captures  # pairs share the index
     assert fields["graph_captures"] == 4
+
+
+def test_kept_replay_times_say_which_side_went_first_which_replays_were_rechecked_and_how_many_captures(
+        monkeypatch, fake_cuda):
+    fields, replayed, _ = graph_run(monkeypatch, fake_cuda, wanted=4, iterations=6, max_iterations=12, rechecks=2,
+                                    keep_call_times=True)
+    kept = fields["graph_call_times"]
+    assert len(kept.baseline_ms) == len(kept.candidate_ms) == len(kept.first) == 12 and kept.input_sets == 4
+    assert kept.baseline_ms[0] == 1.05 and kept.baseline_ms[4] == 1.05  # capture 0, the slow draw, every 4th
+    timed = replayed[4:]  # after the four judged replays
+    assert kept.first == [timed[2 * i][0] for i in range(12)]
+    assert len(kept.rechecked) == 4 and all(0 <= i < 6 for i in kept.rechecked[:2])
+    assert all(6 <= i < 12 for i in kept.rechecked[2:])  # the second batch's picks, counted from its start
+    fields, _, _ = graph_run(monkeypatch, fake_cuda, wanted=4, iterations=6, max_iterations=12)
+    assert "graph_call_times" not in fields
 
 
 def test_one_slow_capture_moves_the_speedup_a_quarter_as_much_and_the_interval_shows_the_draw(monkeypatch, fake_cuda):
