@@ -46,6 +46,11 @@ def test_an_interrupted_run_writes_the_rows_it_finished_and_ends_its_workers(tmp
         time.sleep(3)
         process.send_signal(signum)
         process.wait(timeout=60)
+    except subprocess.TimeoutExpired:  # say where the run was, so a rare hang can be diagnosed
+        process.kill()
+        log = (tmp_path / "cli.log").read_text()[-1500:] if (tmp_path / "cli.log").exists() else "(no cli.log)"
+        pytest.fail(f"the run did not end within 60 s of {signal.Signals(signum).name}; its output:\n"
+                    f"{process.stdout.read()[-3000:]}\ncli.log:\n{log}")
     finally:
         if process.poll() is None:
             process.kill()
