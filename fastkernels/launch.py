@@ -111,9 +111,23 @@ class _Forked:
     def __init__(self, job_path: str, log_path: str, environment: dict[str, str], row_key: bytes) -> None:
         self._process = _fork_server().Process(target=_run_forked, args=(job_path, log_path, environment, row_key),
                                                name=f"worker {os.path.basename(job_path)}")
-        with _main_hidden():
-            self._process.start()
+        try:
+            with _main_hidden():
+                self._process.start()
+        except BaseException:  # Ctrl-C or a signal mid-start: no caller will end this worker, and multiprocessing
+            self._end_started()  # joins every live child at interpreter exit, so the run could never exit
+            raise
         self.pid = self._process.pid
+
+    def _end_started(self) -> None:
+        """Kill the worker if it was started (its session, or the process itself before it made one) and reap it."""
+        pid = self._process.pid
+        if pid is None:
+            return
+        for kill in (os.killpg, os.kill):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                kill(pid, signal.SIGKILL)
+        self._process.join(timeout=30)
 
     def poll(self) -> int | None:
         return self._process.exitcode

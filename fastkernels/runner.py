@@ -60,9 +60,9 @@ def run_task(
     else:
         environment.pop("TRITON_INTERPRET", None)  # a GPU run times compiled kernels, never the interpreter
     log_path = work_dir / f"{job.task}.log"
-    process = start_worker(str(job_path), str(log_path), environment, job.harness.worker_start, row_key)
     reported: set[str] = set()
     ending: set[str] = set()  # what _end_task had to do: "asked" (SIGTERM sent), "killed" (no answer in time)
+    process = start_worker(str(job_path), str(log_path), environment, job.harness.worker_start, row_key)
     try:
         timed_out = _wait(process, job.harness.timeout_s, rows_path, row_key, reported, on_row, ending, stop)
     except BaseException:  # Ctrl-C or a signal: the worker (its own session) must not outlive the run

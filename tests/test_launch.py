@@ -5,6 +5,7 @@ or exit status the runner sees."""
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import signal
 import subprocess
@@ -173,3 +174,33 @@ def test_a_forked_worker_does_not_rerun_the_parents_main_script(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     assert "no.job.json" in (tmp_path / "worker.log").read_text()  # the worker ran (and failed on the missing job)
     assert not mark.exists()
+
+
+def test_a_start_interrupted_after_the_fork_ends_the_worker_it_started(tmp_path, monkeypatch):
+    """Ctrl-C landing as a worker's start returns: nothing holds the worker yet, and multiprocessing joins every live
+    child at interpreter exit, so a worker left running (a hanging candidate) would keep the run from ever exiting."""
+    from types import SimpleNamespace
+
+    job, _ = cpu_job(CANDIDATES / "hang", tmp_path)
+    job_path = tmp_path / "job.json"
+    job_path.write_text(job.model_dump_json())
+    environment = {**os.environ, "TRITON_INTERPRET": "1"}
+    launch._fork_server_matches(environment)  # the server up first: only the worker's start is interrupted
+    context = launch._fork_server()
+    before = {child.pid for child in multiprocessing.active_children()}
+    monkeypatch.setattr(launch, "_fork_server", lambda: SimpleNamespace(
+        Process=_InterruptedAfterTheFork, set_forkserver_preload=context.set_forkserver_preload))
+    with pytest.raises(KeyboardInterrupt):
+        start_worker(str(job_path), str(tmp_path / "worker.log"), environment, "forkserver", bytes(32))
+    started = [child for child in multiprocessing.active_children() if child.pid not in before]
+    assert started == [], "the started worker is still running"
+
+
+class _InterruptedAfterTheFork(multiprocessing.get_context("forkserver").Process):
+    """A worker process whose start() is interrupted (Ctrl-C) just after the fork server forked it (module level:
+    the fork server unpickles it)."""
+
+    def start(self) -> None:
+        super().start()
+        raise KeyboardInterrupt
+
