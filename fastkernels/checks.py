@@ -8,7 +8,8 @@
   quietly drops precision fails even where the fixed tolerance would pass it.
 - `TimedRecheck`: every timed call gets fresh input values in place (a cache keyed on the tensor or its address can
   never hit), and a few randomly chosen timed candidate outputs of every batch are checked afterwards against fresh
-  float64 references: an output right only while being checked is a REWARD_HACK.
+  float64 references: an output right only while being checked is a REWARD_HACK. `time_rechecked` is the adaptive
+  repetition that runs them, batch by batch, for eager calls and CUDA-graph replays alike.
 - `BaselineTail`: those fresh-input checks, except that an output that misses the fixed tolerance where the
   production baseline, run on the same inputs, misses it too is judged against the baseline's own error instead.
 """
@@ -17,18 +18,18 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import torch
 
-from fastkernels.config import Tolerance
+from fastkernels.config import HarnessConfig, Tolerance
 from fastkernels.correctness import Verdict, judge, unchanged
 from fastkernels.inputs import generator, refill_inputs, unpredictable_seed
 from fastkernels.manifest import Case, Manifest
 from fastkernels.plan import one_line
-from fastkernels.records import ErrorMetrics, Status
-from fastkernels.timing import paired_count
+from fastkernels.records import CallTimes, ErrorMetrics, Status
+from fastkernels.timing import Clock, continuing, extend_until_tight, paired_count, time_interleaved
 
 Inputs = dict[str, torch.Tensor]
 # The judge process's answers (fastkernels.judge): an output of round i, or an output for given inputs.
@@ -183,6 +184,41 @@ class TimedRecheck:
                     f"{where} returned a wrong output though the checked calls were right: {verdict.reason}",
                     verdict.metrics,
                 )
+
+
+def time_rechecked(
+    calls: dict[str, Callable[[Any], Any]], sets: Sequence[Any], clock: Clock, recheck: TimedRecheck,
+    judge_fresh: JudgeFresh, harness: HarnessConfig, device: str, warmup: int, iterations: int, label: str,
+    prepare: Callable[[str, int, Any], None], observe: Callable[[str, int, Any, Any], None],
+) -> tuple[dict[str, list[float]], CallTimes, float]:
+    """Adaptive repetition with rechecks, for eager calls and graph replays alike: `iterations` interleaved timings
+    over the rotated `sets`, then doubling batches until the speedup's interval is tight (timing.extend_until_tight);
+    every batch has its own picks, and its picked candidate outputs (kept by `observe`, which should pass them on
+    to `recheck.observe`) are judged when it ends. Returns the samples, the calls' record (`call_times`) and the
+    seconds the judge's rechecks took."""
+    first: list[str] = []  # which implementation ran first in each iteration; its length counts the iterations
+    rechecked: list[int] = []
+    judging = [0.0]
+
+    def batch(count: int, warm: int) -> dict[str, list[float]]:
+        done = len(first)
+        if done:
+            recheck.start_batch(count)
+        if "candidate" in calls:
+            rechecked.extend(done + index for index in sorted(recheck.picked))
+        added = time_interleaved(calls, continuing(sets, done), clock, warm, count, label, prepare=prepare,
+                                 observe=observe, first_log=first)
+        started = time.perf_counter()
+        recheck.verify(judge_fresh, recheck_count(harness.rechecks, count) if "candidate" in calls else 0)
+        judging[0] += time.perf_counter() - started
+        return added
+
+    samples = extend_until_tight(batch(iterations, warmup), lambda count: batch(count, 0), harness.target_ci,
+                                 harness.iteration_cap(device), harness.max_timing_s, harness.seed,
+                                 clusters=len(sets))
+    record = CallTimes(baseline_ms=samples["baseline"], candidate_ms=samples.get("candidate", []),
+                       first=first, rechecked=rechecked, input_sets=len(sets))
+    return samples, record, judging[0]
 
 
 class BaselineTail:

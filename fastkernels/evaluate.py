@@ -15,7 +15,6 @@ Order of work, per case:
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -24,7 +23,7 @@ import torch
 from fastkernels.build import build, reference_state
 from fastkernels.clock_policy import throttled
 from fastkernels.checks import (
-    CaseFailure, JudgeFresh, BaselineTail, TimedRecheck, check_precision, clone, recheck_count, run_rounds,
+    CaseFailure, BaselineTail, TimedRecheck, check_precision, run_rounds, time_rechecked,
 )
 from fastkernels.config import HardwareProfile, HarnessConfig
 from fastkernels.graphs import graph_fields
@@ -33,11 +32,11 @@ from fastkernels.integrity import Integrity
 from fastkernels.judge import JudgeClient, JudgeError
 from fastkernels.phases import phase
 from fastkernels.plan import Impl, TaskPlan, Unusable, one_line
-from fastkernels.records import CallTimes, ResultRow, Status
+from fastkernels.records import ResultRow, Status
 from fastkernels.roofline import roofline_fields
 from fastkernels.stream_escape import StreamEscape
 from fastkernels.timing import (
-    Clock, continuing, extend_until_tight, paired_speedup, speedup_ci95, summarize, time_interleaved,
+    Clock, paired_speedup, speedup_ci95, summarize, time_interleaved,
 )
 
 Inputs = dict[str, torch.Tensor]
@@ -151,7 +150,9 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
         escape = StreamEscape(ctx.clock)
         clocks_before = ctx.read_clocks() if ctx.read_clocks is not None else None
         try:
-            samples, call_times, recheck_s = _time_adaptively(ctx, calls, sets, label, recheck, escape, fresh)
+            samples, call_times, recheck_s = time_rechecked(
+                calls, sets, ctx.clock, recheck, fresh, harness, ctx.device, harness.warmup, harness.iterations,
+                label, recheck.prepare, _observing(recheck, escape))
         except CaseFailure:
             raise
         except Exception as error:  # noqa: BLE001 - failing only while timed is still the candidate's failure
@@ -166,7 +167,7 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
             modules = {"baseline": baselines[chosen], **({"candidate": candidate} if candidate is not None else {})}
             by_speed = sorted((t, name) for name, t in times.items() if name in baselines and name != chosen)
             graph = graph_fields(manifest, case, modules, sets[0], fresh, ctx.clock, ctx.flush,
-                                 harness.warmup, harness.iterations, harness.seed, harness, baseline_name=chosen,
+                                 harness.warmup, harness.iterations, harness, baseline_name=chosen,
                                  fallbacks=[(name, baselines[name]) for _, name in by_speed])
             _verify_integrity(ctx, "during CUDA-graph timing")
             phase(f"{label}: graphs timed")
@@ -208,49 +209,13 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
     )
 
 
-def _time_adaptively(
-    ctx: CaseContext, calls, sets, label: str, recheck: TimedRecheck, escape: StreamEscape, judge_fresh: JudgeFresh
-) -> tuple[dict[str, list[float]], CallTimes, float]:
-    """`iterations` interleaved timings, then doubling batches until the speedup interval is tight enough; each
-    batch's picked candidate outputs are judged when it ends. Also returns the calls' record (`call_times`) and the
-    seconds the judge's rechecks took."""
-    harness = ctx.harness
-    first: list[str] = []
-    rechecked: list[int] = []
-    if "candidate" in calls:
-        rechecked.extend(sorted(recheck.picked))
+def _observing(recheck: TimedRecheck, escape: StreamEscape) -> Callable[[str, int, Inputs, Any], None]:
+    """A timed call's output to the rechecks, its CallCheck to the stream-escape check."""
 
     def observe(name: str, index: int, inputs: Inputs, output: Any) -> None:
         recheck.observe(name, index, inputs, output)
         escape.observe(name, index, inputs, output)
-
-    def expected(iterations: int) -> int:  # picks a batch must yield (0 without a candidate: nothing is checked)
-        return recheck_count(harness.rechecks, iterations) if "candidate" in calls else 0
-
-    def verify(iterations: int) -> None:  # timed apart: where a timed phase's seconds go (the worker log says)
-        started = time.perf_counter()
-        recheck.verify(judge_fresh, expected(iterations))
-        verifying[0] += time.perf_counter() - started
-
-    verifying = [0.0]
-    samples = time_interleaved(calls, sets, ctx.clock, harness.warmup, harness.iterations, label,
-                               prepare=recheck.prepare, observe=observe, first_log=first)
-    verify(harness.iterations)
-
-    def more(count: int) -> dict[str, list[float]]:
-        recheck.start_batch(count)
-        if "candidate" in calls:
-            rechecked.extend(len(first) + index for index in sorted(recheck.picked))
-        added = time_interleaved(calls, continuing(sets, len(first)), ctx.clock, 0, count, label,
-                                 prepare=recheck.prepare, observe=observe, first_log=first)
-        verify(count)
-        return added
-
-    samples = extend_until_tight(samples, more, harness.target_ci, harness.iteration_cap(ctx.device),
-                                 harness.max_timing_s, harness.seed, clusters=len(sets))
-    record = CallTimes(baseline_ms=samples["baseline"], candidate_ms=samples.get("candidate", []),
-                       first=first, rechecked=rechecked, input_sets=len(sets))
-    return samples, record, verifying[0]
+    return observe
 
 
 def _asking(ask: Callable[..., Any]) -> Callable[..., Any]:

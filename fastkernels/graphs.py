@@ -20,23 +20,22 @@ never failed: graphs are a mode of measurement, not a requirement of the task.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, TypeVar
 
 import torch
 
-from fastkernels.checks import CaseFailure, JudgeFresh, TimedRecheck, clone, recheck_count
+from fastkernels.checks import CaseFailure, JudgeFresh, TimedRecheck, clone, time_rechecked
 from fastkernels.config import HarnessConfig
 from fastkernels.inputs import generator, refill_inputs, unpredictable_seed
 from fastkernels.manifest import Case, Manifest
 from fastkernels.phases import phase
 from fastkernels.plan import one_line
-from fastkernels.records import CallTimes, Status
+from fastkernels.records import Status
 from fastkernels.stream_escape import StreamEscape
-from fastkernels.timing import (
-    Clock, continuing, extend_until_tight, paired_speedup, speedup_ci95, summarize, time_interleaved,
-)
+from fastkernels.timing import Clock, paired_speedup, speedup_ci95, summarize
 
 Inputs = dict[str, torch.Tensor]
+T = TypeVar("T")
 
 
 @dataclass
@@ -81,12 +80,12 @@ def release_generator_capture() -> None:
 def graph_fields(
     manifest: Manifest, case: Case, modules: dict[str, Callable[..., Any]], example: Inputs, judge_fresh: JudgeFresh,
     clock: Clock, flush: Callable[[], None] | None, warmup: int, iterations: int,
-    seed: int, repetition: HarnessConfig, baseline_name: str = "baseline",
+    repetition: HarnessConfig, baseline_name: str = "baseline",
     fallbacks: Sequence[tuple[str, Callable[..., Any]]] = (),
 ) -> dict[str, Any]:
     """Graph-replay medians for baseline and candidate and the paired speedup over `graph_captures` captures a side,
-    repeated adaptively like eager timing (`repetition`: target_ci, iteration_cap, max_timing_s), or a note saying
-    which was not capturable.
+    repeated adaptively and rechecked like eager timing (`repetition`: target_ci, iteration_cap, max_timing_s,
+    rechecks, seed, keep_call_times), or a note saying which was not capturable.
 
     Production runs graphs only with what can be captured: where the chosen baseline cannot be (Liger's MoE syncs
     with the host), the next correct production implementation of `fallbacks` (fastest eager first) that can serves
@@ -125,9 +124,6 @@ def graph_fields(
     escape = StreamEscape(clock)
     count = len(captures["baseline"])
     calls = {name: (lambda k, c=captured: c[k].graph.replay()) for name, captured in captures.items()}
-    timed = 0  # iterations so far: each batch starts at the capture the last one stopped at
-    first: list[str] = []  # which side replayed first in each iteration (kept with harness.keep_call_times)
-    rechecked: list[int] = []
 
     def prepare(name: str, index: int, _: Any) -> None:
         recheck.prepare(name, index, static)
@@ -136,42 +132,29 @@ def graph_fields(
         recheck.observe(name, index, static, captures[name][capture_index].output)
         escape.observe(name, index, static, None)
 
-    def replays(iterations_wanted: int, warm: int) -> dict[str, list[float]]:
-        nonlocal timed
-        if timed:
-            recheck.start_batch(iterations_wanted)
-        if "candidate" in captures:
-            rechecked.extend(timed + index for index in sorted(recheck.picked))
-        batch = time_interleaved(calls, continuing(range(count), timed), clock, warm, iterations_wanted,
-                                 f"{label}/graph", prepare=prepare, observe=observe, first_log=first)
-        timed += len(batch["baseline"])  # overall, iteration i replays capture i mod count
-        expected = recheck_count(repetition.rechecks, iterations_wanted) if "candidate" in captures else 0
-        _under_graphs(lambda: recheck.verify(judge_fresh, expected))
-        return batch
-
-    samples = extend_until_tight(replays(iterations, warmup), lambda more: replays(more, 0), repetition.target_ci,
-                                 repetition.iteration_cap("cuda"), repetition.max_timing_s, seed, clusters=count)
+    # the "sets" rotated over are the captures: overall, iteration i replays capture i mod count of both sides
+    samples, record, _ = _under_graphs(lambda: time_rechecked(
+        calls, range(count), clock, recheck, judge_fresh, repetition, "cuda", warmup, iterations,
+        f"{label}/graph", prepare, observe))
     _under_graphs(lambda: escape.verify("side_streams" in manifest.allow))
     fields: dict[str, Any] = {"baseline_graph_ms": summarize(samples["baseline"]).median_ms,
                               "graph_note": "; ".join(notes),
                               "graph_captures": count, "graph_baseline_impl": served,
                               "graph_sync_lag_ms": escape.lags()}
-    if repetition.keep_call_times:  # iteration i replayed capture i mod graph_captures of each side
-        fields["graph_call_times"] = CallTimes(baseline_ms=samples["baseline"],
-                                               candidate_ms=samples.get("candidate", []), first=first,
-                                               rechecked=rechecked, input_sets=count)
+    if repetition.keep_call_times:  # `input_sets`: the captures a side
+        fields["graph_call_times"] = record
     if "candidate" in samples:
         fields["candidate_graph_ms"] = summarize(samples["candidate"]).median_ms
         fields["graph_speedup"] = paired_speedup(samples["baseline"], samples["candidate"])
-        fields["graph_speedup_ci95"] = speedup_ci95(samples["baseline"], samples["candidate"], seed=seed,
+        fields["graph_speedup_ci95"] = speedup_ci95(samples["baseline"], samples["candidate"], seed=repetition.seed,
                                                     clusters=count)
     return fields
 
 
-def _under_graphs(check: Callable[[], None]) -> None:
-    """Run a check of the timed replays; its failure says it happened under CUDA graph replay."""
+def _under_graphs(check: Callable[[], T]) -> T:
+    """Run the timed replays or a check of them; a failure says it happened under CUDA graph replay."""
     try:
-        check()
+        return check()
     except CaseFailure as failure:
         raise CaseFailure(failure.status, f"under CUDA graph replay: {failure.reason}", failure.metrics) from None
 

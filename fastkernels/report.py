@@ -54,7 +54,8 @@ def results_table(run_dir: Path) -> str:
         if ci and row.get("candidate_ms") is not None:
             speed += f" [{ci[0]:.3f}, {ci[1]:.3f}]"
         graph = f"{row['graph_speedup']:.3f}" if row.get("graph_speedup") is not None else "—"
-        compile_s = (row.get("compile_s") or {}).get("candidate") if isinstance(row.get("compile_s"), dict) else None
+        compile_s = row.get("compile_s")  # a number in rows of a715d9d, per implementation since
+        compile_s = compile_s.get("candidate") if isinstance(compile_s, dict) else None
         lines.append(
             f"| {row['task']} | {row['case']} | {row['status']} | {row.get('baseline_impl') or '—'} |"
             f" {_us(row.get('baseline_ms'))} | {_us(row.get('candidate_ms'))} | {speed} | {graph} |"

@@ -171,6 +171,7 @@ def main() -> int:
           " % of limit (graph) | weak: why |")
     print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
     fractions, limits, eager_ratios, graph_fractions = [], [], [], []
+    rows_shown: list[dict] = []  # beside `limits`, in table order
     served: dict[str, int] = {}
     for (task, case), row in sorted(seen.items()):
         limit_s = max((row.get("bytes") or 0) / (args.copy_gbs * 1e9),
@@ -178,6 +179,7 @@ def main() -> int:
         fraction = limit_s / (row["baseline_ms"] / 1e3)
         fractions.append(fraction)
         limits.append(limit_s)
+        rows_shown.append(row)
         served[row["baseline_impl"]] = served.get(row["baseline_impl"], 0) + 1
         eager = eager_times.get((task, case))
         mark = ""
@@ -206,7 +208,7 @@ def main() -> int:
               f" at least 20 µs the median is {statistics.median(big):.0%}" if big else "")
         if args.launch_floor_us:
             floored = [max(limit, args.launch_floor_us / 1e6) / (row["baseline_ms"] / 1e3)
-                       for limit, row in zip(limits, (row for _, row in sorted(seen.items())))]
+                       for limit, row in zip(limits, rows_shown)]
             print(f"with a kernel's launch floor ({args.launch_floor_us:g} µs) under every limit: median fraction"
                   f" {statistics.median(floored):.0%}; {sum(f < 0.5 for f in floored)} under 50%")
         print("baseline served by: " + ", ".join(f"{name} {count}" for name, count in

@@ -2,10 +2,11 @@
 
 Prints, for the machine it runs on:
 1. copy bandwidth (device-to-device, bytes read + written) and the bf16 GEMM rate (8192^3, random data) against the
-   hardware profile's peaks;
+   hardware profile's peaks, and on a GPU the launch floor (the smallest kernel as the harness times it);
 2. the noop speedup distribution over every task and case (median and max |1 - s|);
 3. one candidate task re-measured five times in fresh runs: its speedup spread (max / min) per case;
-4. harness overhead: wall seconds per task-case of the noop run.
+4. harness overhead: wall seconds per task-case of the noop run; with --noop-rows, the workers' own seconds per
+   task-case by phase, less the rows' measured compile time (`compile_s`), and the parts of the timed phase.
 
 Usage: python scripts/measure.py [hardware=h200] [--tasks all] [--repeat-task silu_and_mul] [--out DIR]
        python scripts/measure.py --parts none --noop-rows RUN_DIR...   (the distribution of noop runs already made)

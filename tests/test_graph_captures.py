@@ -154,10 +154,10 @@ def graph_run(monkeypatch, fake_cuda, wanted: int, iterations: int, max_iteratio
         monkeypatch.setattr(module, "generator", lambda device, seed: None)
     monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
     repetition = SimpleNamespace(graph_captures=wanted, target_ci=1e-9, iteration_cap=lambda device: max_iterations,
-                                 max_timing_s=1e9, rechecks=rechecks, keep_call_times=keep_call_times)
+                                 max_timing_s=1e9, rechecks=rechecks, keep_call_times=keep_call_times, seed=0)
     fields = graphs.graph_fields(SimpleNamespace(name="t", allow=list(allow)), SimpleNamespace(name="c"),
                                  modules or {"baseline": baseline, "candidate": candidate}, {}, judge, clock, None,
-                                 warmup=0, iterations=iterations, seed=0, repetition=repetition,
+                                 warmup=0, iterations=iterations, repetition=repetition,
                                  baseline_name="liger", fallbacks=fallbacks)
     return fields, replayed, judged
 
