@@ -23,13 +23,23 @@ def start(run_dir: Path, *overrides: str) -> subprocess.Popen:
     command = [sys.executable, "-m", "fastkernels", "hardware=cpu", f"hydra.run.dir={run_dir}", "agent=local",
                f"agent.path={HANG}", "tasks=all", "tasks.include=[embedding,rms_norm]", "harness.timeout_s=600",
                "harness.iterations=4", "harness.warmup=1", "harness.max_iterations=8", *overrides]
-    return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    # Ctrl-C as a terminal delivers it to a foreground job: SIGINT at its default, whatever this test process
+    # inherited (a suite started in the background with nohup/setsid ignores SIGINT, and so would the run: Python
+    # keeps an inherited SIG_IGN, and that, not the harness, made this test time out). Output to a file, which no
+    # leftover process can hold open the way it holds a pipe.
+    with open(_output_path(run_dir), "w") as output:
+        return subprocess.Popen(command, cwd=ROOT, stdout=output, stderr=subprocess.STDOUT,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+
+def _output_path(run_dir: Path) -> Path:
+    return run_dir.parent / f"{run_dir.name}.out"
 
 
 def wait_for(path: Path, process: subprocess.Popen, seconds: float = 300) -> None:
     deadline = time.monotonic() + seconds
     while not path.exists():
-        assert process.poll() is None, process.stdout.read()[-2000:]
+        assert process.poll() is None, _output_path(path.parents[1]).read_text()[-2000:]
         assert time.monotonic() < deadline, f"{path.name} never appeared"
         time.sleep(0.2)
 
@@ -50,7 +60,7 @@ def test_an_interrupted_run_writes_the_rows_it_finished_and_ends_its_workers(tmp
         process.kill()
         log = (tmp_path / "cli.log").read_text()[-1500:] if (tmp_path / "cli.log").exists() else "(no cli.log)"
         pytest.fail(f"the run did not end within 60 s of {signal.Signals(signum).name}; its output:\n"
-                    f"{process.stdout.read()[-3000:]}\ncli.log:\n{log}")
+                    f"{_output_path(tmp_path).read_text()[-3000:]}\ncli.log:\n{log}")
     finally:
         if process.poll() is None:
             process.kill()
