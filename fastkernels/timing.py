@@ -7,9 +7,11 @@
    the reverse order (A B then B A, or B A then A B), so drift and order effects hit both, and a disturbance that
    recurs every few calls cannot stay on one implementation (on the H200, 2026-11-30, strict A B, B A alternation
    left one call in four 15% slower, the same call for a whole run); iteration i uses input set i mod len(sets);
-3. each call is timed alone by the clock, inside an NVTX range `<label>/<impl>`: the clock first waits until the
-   device is idle, runs `prepare` (fresh input values, an L2 flush) outside the timed interval, then times the call;
-   `observe` then sees the output, also untimed (random rechecks of timed outputs).
+3. each call is timed alone by the clock, inside an NVTX range `<label>/<impl>` (also the clock's key): the clock
+   first waits until the device is idle, runs `prepare` (fresh input values, an L2 flush) outside the timed interval,
+   then times the call (a clock may time it again, with `prepare` again, when the interval may hold host latency:
+   only the last call counts); `observe` then sees the last call's output, also untimed (random rechecks of timed
+   outputs).
 Returns per implementation the list of times in milliseconds, in call order. The speedup of a candidate over a
 baseline is `paired_speedup`: the interquartile mean of the per-iteration log ratios, with a bootstrap interval over
 iterations.
@@ -32,11 +34,13 @@ _perf_counter_ns = time.perf_counter_ns
 
 
 class Clock(Protocol):
-    """Times one call after running `prepare` untimed. `name` says what the samples are."""
+    """Times one call after running `prepare` untimed; `key` names what is timed (a clock may keep state per key).
+    `name` says what the samples are. A clock may time a call more than once; only the last call counts."""
 
     name: str
 
-    def time_call(self, call: Callable[[], Any], prepare: Callable[[], None] | None = None) -> float: ...
+    def time_call(self, call: Callable[[], Any], prepare: Callable[[], None] | None = None, key: str = "") -> float:
+        ...
 
 
 class HostClock:
@@ -47,7 +51,7 @@ class HostClock:
     def __init__(self, synchronize: Callable[[], None] | None = None) -> None:
         self._synchronize = synchronize or (lambda: None)
 
-    def time_call(self, call: Callable[[], Any], prepare: Callable[[], None] | None = None) -> float:
+    def time_call(self, call: Callable[[], Any], prepare: Callable[[], None] | None = None, key: str = "") -> float:
         if prepare is not None:
             prepare()
         self._synchronize()
@@ -74,41 +78,62 @@ class CallCheck:
 class CudaEventClock:
     """CUDA events on the current stream around one call, measuring device time.
 
-    After a device sync (no earlier work leaks in), `prepare` (the L2 flush) and a ~`pad_us` spin kernel are queued
+    After a device sync (no earlier work leaks in), `prepare` (the L2 flush) and a spin kernel (the pad) are queued
     ahead of the start event, so the device is still busy while the host launches the call: the interval holds the
-    call's device work, not the host's launch latency (which CUDA graphs remove in production).
+    call's device work, not the host's launch latency (which CUDA graphs remove in production). The pad is sized per
+    `key` (one implementation of one case): it starts at `pad_us` and doubles, up to `max_pad_us`, whenever the
+    device had already reached the start event when the host finished queuing the call, a sign that the device may
+    have waited for the host inside the interval; that call is then timed again. So a call that takes the host 20 us
+    to launch is not made to wait behind a pad sized for one that takes 2 ms, and no interval holds host latency
+    unless the launch takes longer than `max_pad_us`. Host latency can only lengthen an interval, never shorten it.
     """
 
     name = "cuda_events"
 
-    def __init__(self, pad_us: float = 500.0) -> None:
+    def __init__(self, pad_us: float = 50.0, max_pad_us: float = 20000.0) -> None:
         import torch
 
         # Bound now, before any candidate is imported, so a patched torch.cuda.Event cannot fake the interval.
         self._device_sync = torch.cuda.synchronize
         self._spin = torch.cuda._sleep
         self._record = torch.cuda.Event.record
+        self._reached = torch.cuda.Event.query
         self._wait = torch.cuda.Event.synchronize
         self._elapsed = torch.cuda.Event.elapsed_time
         self._start = torch.cuda.Event(enable_timing=True)
         self._end = torch.cuda.Event(enable_timing=True)
-        self._pad_cycles = int(pad_us * 2000)  # cycles at ~2 GHz; at a lower clock the pad only grows longer
+        # cycles at ~2 GHz; at a lower clock the pad only grows longer
+        self._first_cycles, self._max_cycles = int(pad_us * 2000), max(int(max_pad_us * 2000), int(pad_us * 2000))
+        self._pads: dict[str, int] = {}
+        self.retimed = 0  # calls timed again behind a longer pad
         self.last_check: CallCheck | None = None
 
-    def time_call(self, call: Callable[[], Any], prepare: Callable[[], None] | None = None) -> float:
-        self._device_sync()
-        if prepare is not None:
-            prepare()
-        if self._pad_cycles:
-            self._spin(self._pad_cycles)
-        began = _perf_counter_ns()
-        self._record(self._start)
-        call()
-        self._record(self._end)
-        self._wait(self._end)
-        stream_done = _perf_counter_ns()
-        self._device_sync()
-        device_done = _perf_counter_ns()
+    def pad_us(self, key: str = "") -> float:
+        """The pad that `key`'s calls are now timed behind, in microseconds (at 2 GHz)."""
+        return self._pads.get(key, self._first_cycles) / 2000
+
+    def time_call(self, call: Callable[[], Any], prepare: Callable[[], None] | None = None, key: str = "") -> float:
+        cycles = self._pads.get(key, self._first_cycles)
+        while True:
+            self._device_sync()
+            if prepare is not None:
+                prepare()
+            if cycles:
+                self._spin(cycles)
+            began = _perf_counter_ns()
+            self._record(self._start)
+            call()
+            self._record(self._end)
+            caught_up = bool(cycles) and self._reached(self._start)
+            self._wait(self._end)
+            stream_done = _perf_counter_ns()
+            self._device_sync()
+            device_done = _perf_counter_ns()
+            if not caught_up or cycles >= self._max_cycles:
+                break
+            cycles = min(2 * cycles, self._max_cycles)
+            self.retimed += 1
+        self._pads[key] = cycles
         event_ms = float(self._elapsed(self._start, self._end))
         self.last_check = CallCheck(event_ms, (device_done - began) / 1e6, (device_done - stream_done) / 1e6)
         return event_ms
@@ -152,12 +177,27 @@ def time_interleaved(
         for name in order:
             produced: list[Any] = []
             before = (lambda: prepare(name, index, inputs)) if prepare is not None else None
-            with nvtx.annotate(f"{label}/{name}" if label else name):
-                samples[name].append(clock.time_call(lambda: produced.append(calls[name](inputs)), before))
+            key = f"{label}/{name}" if label else name
+            with nvtx.annotate(key):
+                samples[name].append(clock.time_call(lambda: _keep_last(produced, calls[name](inputs)), before, key))
             if observe is not None:
-                observe(name, index, inputs, produced[0])
+                observe(name, index, inputs, produced[-1])
             del produced
     return samples
+
+
+def pad_note(clock: Clock, label: str, names: Sequence[str]) -> str:
+    """", pads X us (name) ..." for a log line: the launch pads the clock settled on for `label`'s implementations,
+    or "" for a clock without pads."""
+    pads = getattr(clock, "pad_us", None)
+    if pads is None:
+        return ""
+    return ", pads " + ", ".join(f"{pads(f'{label}/{name}'):.0f} us ({name})" for name in names)
+
+
+def _keep_last(produced: list[Any], output: Any) -> None:
+    """Keep only the latest output: a clock that times a call again leaves the earlier call's output stale."""
+    produced[:] = [output]
 
 
 class _Alternate(random.Random):

@@ -26,7 +26,7 @@ class FakeClock:
         self.open = False
         self.duration = 1.0
 
-    def time_call(self, call, prepare=None) -> float:
+    def time_call(self, call, prepare=None, key="") -> float:
         if prepare is not None:
             prepare()
         self.open = True
@@ -119,10 +119,10 @@ class DisturbedClock(FakeClock):
         super().__init__([])
         self.count = 0
 
-    def time_call(self, call, prepare=None) -> float:
+    def time_call(self, call, prepare=None, key="") -> float:
         self.duration = 1.15 if self.count % 4 == 0 else 1.0
         self.count += 1
-        return super().time_call(call, prepare)
+        return super().time_call(call, prepare, key)
 
 
 def test_a_disturbance_every_fourth_call_lands_on_both_implementations_when_pair_orders_are_drawn():
@@ -217,10 +217,10 @@ class CheckingClock(FakeClock):
         self.lags, self.event_ms, self.wall_ms, self.current = lags, event_ms, wall_ms, ""
         self.calls: dict[str, int] = {}
 
-    def time_call(self, call, prepare=None) -> float:
+    def time_call(self, call, prepare=None, key="") -> float:
         from fastkernels.timing import CallCheck
 
-        duration = super().time_call(call, prepare)
+        duration = super().time_call(call, prepare, key)
         lags = self.lags[self.current]
         index = self.calls[self.current] = self.calls.get(self.current, -1) + 1
         lag = lags[index % len(lags)] if isinstance(lags, list) else lags

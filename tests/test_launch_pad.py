@@ -1,0 +1,122 @@
+"""The CUDA-event clock's launch pad: a spin kernel queued ahead of the start event so that the interval holds the
+call's device work, not the host's launch latency. It is sized per implementation: it starts short, and a call
+whose launch outlasted it (the device reached the start event before the host had queued the end event) is timed
+again behind a doubled pad. A fake device timeline stands in for CUDA here; tests/gpu runs the real clock."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from fastkernels.timing import CudaEventClock, time_interleaved
+
+
+class FakeDevice:
+    """One stream's timeline in microseconds: the host queues work at `now`; the device runs it in order, each item
+    starting when both the previous one is done and the host has queued it."""
+
+    def __init__(self) -> None:
+        self.now = 0.0  # host time
+        self.tail = 0.0  # when the device finishes what is queued
+        self.spins: list[float] = []
+
+    def sync(self) -> None:
+        self.now = max(self.now, self.tail)
+
+    def spin(self, cycles: int) -> None:
+        self.spins.append(cycles / 2000)
+        self.queue(cycles / 2000)
+
+    def queue(self, work_us: float) -> None:
+        self.tail = max(self.tail, self.now) + work_us
+
+    def launch(self, host_us: float, work_us: float) -> None:
+        """A call: the host spends host_us launching it, then its work is queued."""
+        self.now += host_us
+        self.queue(work_us)
+
+
+@pytest.fixture
+def device(monkeypatch) -> FakeDevice:
+    fake = FakeDevice()
+
+    class Event:
+        def __init__(self, enable_timing: bool = False) -> None:
+            self.at = 0.0
+
+        def record(self) -> None:
+            self.at = max(fake.tail, fake.now)
+            fake.tail = self.at
+
+        def query(self) -> bool:
+            return fake.now >= self.at
+
+        def synchronize(self) -> None:
+            fake.now = max(fake.now, self.at)
+
+        def elapsed_time(self, end: "Event") -> float:
+            return (end.at - self.at) / 1000
+
+    monkeypatch.setattr(torch.cuda, "synchronize", fake.sync)
+    monkeypatch.setattr(torch.cuda, "_sleep", fake.spin)
+    monkeypatch.setattr(torch.cuda, "Event", Event)
+    return fake
+
+
+def test_a_call_whose_launch_outlasts_the_pad_is_timed_again_behind_a_doubled_pad_until_it_fits(device):
+    clock = CudaEventClock(pad_us=50, max_pad_us=20000)
+    calls = []
+
+    def call() -> None:
+        calls.append(1)
+        device.launch(host_us=300, work_us=10)  # a Python-heavy launcher: 300 us of host time for 10 us of work
+
+    assert clock.time_call(call, key="a") == pytest.approx(0.010)  # the device work only, no host latency
+    assert device.spins == [50, 100, 200, 400] and clock.retimed == 3 and len(calls) == 4
+    assert clock.pad_us("a") == 400
+    clock.time_call(call, key="a")  # the pad it needed is kept for the key's later calls
+    assert device.spins[-1] == 400 and clock.retimed == 3
+
+
+def test_a_quick_launch_waits_only_behind_the_short_pad_whatever_other_keys_needed(device):
+    clock = CudaEventClock(pad_us=50, max_pad_us=20000)
+    clock.time_call(lambda: device.launch(host_us=900, work_us=10), key="slow launcher")
+    retimed = clock.retimed
+    assert clock.time_call(lambda: device.launch(host_us=5, work_us=10), key="cuBLAS") == pytest.approx(0.010)
+    assert device.spins[-1] == 50 and clock.retimed == retimed and clock.pad_us("slow launcher") == 1600
+
+
+def test_a_launch_longer_than_the_largest_pad_is_timed_with_its_host_latency_which_only_slows_it(device):
+    clock = CudaEventClock(pad_us=50, max_pad_us=200)
+    measured = clock.time_call(lambda: device.launch(host_us=1000, work_us=10), key="a")
+    assert device.spins == [50, 100, 200]  # gives up at the largest pad
+    assert measured > 0.010  # the interval holds the host's lateness: longer, never shorter
+
+
+def test_no_pad_means_no_spin_and_no_retiming(device):
+    clock = CudaEventClock(pad_us=0)
+    assert clock.time_call(lambda: device.launch(host_us=300, work_us=10)) > 0.010
+    assert device.spins == [] and clock.retimed == 0
+
+
+def test_a_call_timed_again_gets_its_inputs_prepared_again_and_only_its_last_output_is_observed(device):
+    clock = CudaEventClock(pad_us=50)
+    produced = iter(range(100))
+    prepared: list[str] = []
+    observed: list[tuple[str, int]] = []
+
+    def slow(_inputs) -> int:
+        device.launch(host_us=150, work_us=10)
+        return next(produced)
+
+    def quick(_inputs) -> int:
+        device.launch(host_us=1, work_us=10)
+        return -1
+
+    time_interleaved({"baseline": quick, "candidate": slow}, [None], clock, warmup=0, iterations=2,
+                     prepare=lambda name, i, _: prepared.append(name),
+                     observe=lambda name, i, _, output: observed.append((name, output)))
+    # the candidate's first call ran three times (pads 50, 100, 200), each after its own prepare; the outputs of
+    # the first two were stale, and only the third (2) was observed; its second call fit the kept pad at once
+    assert prepared.count("candidate") == 4 and prepared.count("baseline") == 2
+    assert [output for name, output in observed if name == "candidate"] == [2, 3]
