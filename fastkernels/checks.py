@@ -116,9 +116,10 @@ def check_precision(
         )
 
 
-def recheck_count(rechecks: int, iterations: int) -> int:
-    """How many candidate calls a batch of `iterations` timed iterations rechecks."""
-    return min(rechecks, paired_count(iterations))  # time_interleaved runs iterations in pairs
+def recheck_count(rechecks: int, iterations: int, cover: int = 0) -> int:
+    """How many candidate calls a batch of `iterations` timed iterations rechecks (at least one call of each of
+    `cover` clusters, where the batch has that many)."""
+    return min(max(rechecks, cover), paired_count(iterations))  # time_interleaved runs iterations in pairs
 
 
 class TimedRecheck:
@@ -131,14 +132,18 @@ class TimedRecheck:
     candidate wrong in a share f of its calls escapes a batch with probability (1 - f)^rechecks, and to carry the
     reported median it must be wrong in about half of them: with 5, under 1 in 32 per batch. No batch goes unchecked,
     so being right only until the extra batches begin does not pay.
+
+    With `cover` K (CUDA-graph replays: iteration i replays capture i mod K), the first batch picks one call of each
+    capture, at random among that capture's calls, and more at random up to `rechecks`: every capture is judged on a
+    timed replay, and a candidate wrong in a share f of the batch still escapes with probability at most (1 - f)^K.
     """
 
     def __init__(
         self, manifest: Manifest, case: Case, device: str, iterations: int, rechecks: int,
-        flush: Callable[[], None] | None, checked: str = "candidate",
+        flush: Callable[[], None] | None, checked: str = "candidate", cover: int = 0,
     ) -> None:
         self.manifest, self.case, self.device, self.flush = manifest, case, device, flush
-        self.checked, self.rechecks = checked, rechecks
+        self.checked, self.rechecks, self.cover = checked, rechecks, cover
         self.batch = -1
         self.picked: set[int] = set()
         self._pending: Inputs | None = None
@@ -149,8 +154,12 @@ class TimedRecheck:
         """The next batch of `iterations` timed calls: its own input seeds and its own picks."""
         self.batch += 1
         rng = np.random.default_rng(unpredictable_seed())
-        self.picked = set(rng.choice(paired_count(iterations), size=recheck_count(self.rechecks, iterations),
-                                     replace=False).tolist())
+        count = paired_count(iterations)
+        cover = min(self.cover, count) if self.batch == 0 else 0
+        picked = {int(rng.choice(np.arange(k, count, cover))) for k in range(cover)}
+        rest = np.setdiff1d(np.arange(count), np.fromiter(picked, dtype=np.int64, count=len(picked)))
+        wanted = recheck_count(self.rechecks, iterations, cover) - len(picked)
+        self.picked = picked | set(rng.choice(rest, size=wanted, replace=False).tolist())
 
     def prepare(self, name: str, index: int, inputs: Inputs) -> None:
         refill_inputs(self.manifest, self.case, inputs, generator(self.device, unpredictable_seed()))
@@ -179,6 +188,7 @@ class TimedRecheck:
             verdict = judge_fresh(inputs, output)
             if not verdict.passed:
                 where = f"timed call {index}" + (f" of extra batch {self.batch}" if self.batch else "")
+                where += f" (capture {index % self.cover})" if self.cover and not self.batch else ""
                 raise CaseFailure(
                     Status.REWARD_HACK,
                     f"{where} returned a wrong output though the checked calls were right: {verdict.reason}",
@@ -209,7 +219,8 @@ def time_rechecked(
         added = time_interleaved(calls, continuing(sets, done), clock, warm, count, label, prepare=prepare,
                                  observe=observe, first_log=first)
         started = time.perf_counter()
-        recheck.verify(judge_fresh, recheck_count(harness.rechecks, count) if "candidate" in calls else 0)
+        cover = recheck.cover if not done else 0
+        recheck.verify(judge_fresh, recheck_count(harness.rechecks, count, cover) if "candidate" in calls else 0)
         judging[0] += time.perf_counter() - started
         return added
 

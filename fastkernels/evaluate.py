@@ -36,7 +36,7 @@ from fastkernels.records import ResultRow, Status
 from fastkernels.roofline import roofline_fields
 from fastkernels.stream_escape import StreamEscape
 from fastkernels.timing import (
-    Clock, paired_speedup, speedup_ci95, summarize, time_interleaved,
+    Clock, pad_note, paired_speedup, speedup_ci95, summarize, time_interleaved,
 )
 
 Inputs = dict[str, torch.Tensor]
@@ -158,7 +158,8 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
         except Exception as error:  # noqa: BLE001 - failing only while timed is still the candidate's failure
             raise CaseFailure(Status.RUNTIME_ERROR, f"during timing: {one_line(error)}") from None
         clocks_after = ctx.read_clocks() if ctx.read_clocks is not None else None
-        phase(f"{label}: timed ({len(samples['baseline'])} pairs, {recheck_s:.2f} s of it judging rechecks)")
+        phase(f"{label}: timed ({len(samples['baseline'])} pairs, {recheck_s:.2f} s of it judging rechecks"
+              f"{pad_note(ctx.clock, label, list(calls))})")
         _verify_integrity(ctx, "while the candidate was timed")
         escape.verify("side_streams" in manifest.allow)
         sync_lag_ms = escape.lags()

@@ -1,12 +1,14 @@
 """graphs.py captures every implementation several times, because a CUDA graph's replay speed is drawn when it is
 captured (H200, 2026-11-30): the captures interleave between sides, shrink to fit memory, and a module that refuses
 any capture is reported not capturable rather than timed on a partial set; the timed replays rotate over the
-captures across adaptive batches, every candidate capture is judged, timed candidate replays are rechecked in
+captures across adaptive batches, every candidate capture is judged on a timed replay, timed candidate replays are rechecked in
 every batch, work left running after a replay's stream is caught, and the interval resamples captures. CUDA itself is faked here; tests/gpu captures real graphs."""
 
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 import torch
 
 from fastkernels import graphs
@@ -81,18 +83,19 @@ def test_an_uncapturable_baseline_leaves_nothing_to_time(monkeypatch, fake_cuda)
 
 class FakeGraph:
     """A capture's replay. With `output` (a tensor), it writes 1 there, the right answer, on its first replay; a
-    `skips_after_first` graph then keeps a device-side count and leaves -1 (a wrong answer) on every later one."""
+    `skips_after_first` graph then keeps a device-side count and leaves -1 (a wrong answer) on every later one; a
+    `wrong` graph leaves -1 on every replay."""
 
     def __init__(self, side: str, index: int, replayed: list[tuple[str, int]], clock: "CaptureClock",
-                 output: torch.Tensor | None = None, skips_after_first: bool = False) -> None:
+                 output: torch.Tensor | None = None, skips_after_first: bool = False, wrong: bool = False) -> None:
         self.side, self.index, self.replayed, self.clock = side, index, replayed, clock
-        self.output, self.skips_after_first, self.replays = output, skips_after_first, 0
+        self.output, self.skips_after_first, self.wrong, self.replays = output, skips_after_first, wrong, 0
 
     def replay(self) -> None:
         self.replayed.append((self.side, self.index))
         self.clock.last = (self.side, self.index)
         if self.output is not None:
-            self.output.fill_(-1.0 if self.skips_after_first and self.replays else 1.0)
+            self.output.fill_(-1.0 if self.wrong or (self.skips_after_first and self.replays) else 1.0)
         self.replays += 1
 
 
@@ -108,7 +111,7 @@ class CaptureClock:
         self.candidate_lag_ms = candidate_lag_ms
         self.last_check = None
 
-    def time_call(self, call, prepare=None) -> float:
+    def time_call(self, call, prepare=None, key="") -> float:
         from fastkernels.timing import CallCheck
 
         if prepare is not None:
@@ -121,9 +124,9 @@ class CaptureClock:
         return event_ms
 
 
-def graph_run(monkeypatch, fake_cuda, wanted: int, iterations: int, max_iterations: int, judge_fails_at=None,
-              modules=None, fallbacks=(), refuse=(), rechecks=0, skips_after_first=False, candidate_lag_ms=None,
-              allow=(), keep_call_times=False):
+def graph_run(monkeypatch, fake_cuda, wanted: int, iterations: int, max_iterations: int, modules=None, fallbacks=(),
+              refuse=(), rechecks=0, skips_after_first=False, candidate_lag_ms=None, allow=(), keep_call_times=False,
+              wrong_capture=None):
     from types import SimpleNamespace
 
     from fastkernels import checks
@@ -139,19 +142,18 @@ def graph_run(monkeypatch, fake_cuda, wanted: int, iterations: int, max_iteratio
             return f"{side} synchronised with the host"
         made[side] = made.get(side, 0) + 1
         output = torch.zeros(1) if side == "candidate" else None
-        graph = FakeGraph(side, made[side] - 1, replayed, clock, output, skips_after_first and side == "candidate")
+        graph = FakeGraph(side, made[side] - 1, replayed, clock, output, skips_after_first and side == "candidate",
+                          wrong=side == "candidate" and made[side] - 1 == wrong_capture)
         return graphs.Captured(graph=graph, inputs=static, output=side if output is None else output)
 
     def judge(given, output):
         judged.append(len(judged))
-        passed = judge_fails_at is None or len(judged) - 1 != judge_fails_at
-        passed = passed and not (isinstance(output, torch.Tensor) and output.item() != 1.0)
+        passed = not (isinstance(output, torch.Tensor) and output.item() != 1.0)
         return SimpleNamespace(passed=passed, reason="" if passed else "3 of 8 elements wrong", metrics=None)
 
     monkeypatch.setattr(graphs, "capture", capture)
-    for module in (graphs, checks):
-        monkeypatch.setattr(module, "refill_inputs", lambda *args: None)
-        monkeypatch.setattr(module, "generator", lambda device, seed: None)
+    monkeypatch.setattr(checks, "refill_inputs", lambda *args: None)
+    monkeypatch.setattr(checks, "generator", lambda device, seed: None)
     monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
     repetition = SimpleNamespace(graph_captures=wanted, target_ci=1e-9, iteration_cap=lambda device: max_iterations,
                                  max_timing_s=1e9, rechecks=rechecks, keep_call_times=keep_call_times, seed=0)
@@ -165,8 +167,8 @@ def graph_run(monkeypatch, fake_cuda, wanted: int, iterations: int, max_iteratio
 def test_timed_replays_rotate_over_every_capture_across_adaptive_batches(monkeypatch, fake_cuda):
     # 6 iterations, then batches of 6 and 12 (doubling to 24): the rotation continues where each batch stopped.
     fields, replayed, judged = graph_run(monkeypatch, fake_cuda, wanted=4, iterations=6, max_iterations=24)
-    assert judged == [0, 1, 2, 3]  # every candidate capture judged once, before timing
-    timed = replayed[4:]  # after the four judged replays
+    assert judged == [0, 1, 2, 3]  # one timed replay of every candidate capture, in the first batch
+    timed = replayed  # no untimed replays: the captures are judged on timed ones
     baseline_captures = [index for side, index in timed if side == "baseline"]
     assert baseline_captures == [i % 4 for i in range(24)]
     assert [index for side, index in timed if side == "candidate"] == baseline_captures  # pairs share the index
@@ -180,10 +182,11 @@ def test_kept_replay_times_say_which_side_went_first_which_replays_were_rechecke
     kept = fields["graph_call_times"]
     assert len(kept.baseline_ms) == len(kept.candidate_ms) == len(kept.first) == 12 and kept.input_sets == 4
     assert kept.baseline_ms[0] == 1.05 and kept.baseline_ms[4] == 1.05  # capture 0, the slow draw, every 4th
-    timed = replayed[4:]  # after the four judged replays
-    assert kept.first == [timed[2 * i][0] for i in range(12)]
-    assert len(kept.rechecked) == 4 and all(0 <= i < 6 for i in kept.rechecked[:2])
-    assert all(6 <= i < 12 for i in kept.rechecked[2:])  # the second batch's picks, counted from its start
+    assert kept.first == [replayed[2 * i][0] for i in range(12)]
+    # the first batch rechecks one replay of each of the 4 captures (more than the 2 rechecks), the second 2
+    assert len(kept.rechecked) == 6 and {i % 4 for i in kept.rechecked[:4]} == {0, 1, 2, 3}
+    assert all(0 <= i < 6 for i in kept.rechecked[:4])
+    assert all(6 <= i < 12 for i in kept.rechecked[4:])  # the second batch's picks, counted from its start
     fields, _, _ = graph_run(monkeypatch, fake_cuda, wanted=4, iterations=6, max_iterations=12)
     assert "graph_call_times" not in fields
 
@@ -196,20 +199,23 @@ def test_one_slow_capture_moves_the_speedup_a_quarter_as_much_and_the_interval_s
     assert low <= 1.0 and high == pytest.approx(1.05, rel=1e-3)  # resampling captures can draw the slow one twice
 
 
-def test_a_wrong_later_capture_of_the_candidate_is_a_reward_hack(monkeypatch, fake_cuda):
+def test_a_later_capture_of_the_candidate_wrong_on_every_replay_is_a_reward_hack_that_names_it(
+        monkeypatch, fake_cuda):
     from fastkernels.checks import CaseFailure
     from fastkernels.records import Status
 
-    with pytest.raises(CaseFailure) as failure:
-        graph_run(monkeypatch, fake_cuda, wanted=4, iterations=6, max_iterations=6, judge_fails_at=2)
-    assert failure.value.status is Status.REWARD_HACK
-    assert "wrong under CUDA graph replay (capture 2): 3 of 8 elements wrong" in str(failure.value.reason)
+    for _ in range(5):  # whichever of its replays the picks take, with no extra batch and no rechecks asked
+        with pytest.raises(CaseFailure) as failure:
+            graph_run(monkeypatch, fake_cuda, wanted=4, iterations=6, max_iterations=6, wrong_capture=2)
+        assert failure.value.status is Status.REWARD_HACK
+        assert failure.value.reason.startswith("under CUDA graph replay: timed call ")
+        assert "(capture 2) returned a wrong output" in failure.value.reason
 
 
 def test_timed_replays_are_rechecked_in_every_batch(monkeypatch, fake_cuda):
     # 6 iterations, then batches of 6 and 12: 2 rechecks each (3 pairs of iterations allow up to 3)
     _, _, judged = graph_run(monkeypatch, fake_cuda, wanted=4, iterations=6, max_iterations=24, rechecks=2)
-    assert len(judged) == 4 + 3 * 2  # the four captures, then two timed replays of each batch
+    assert len(judged) == 4 + 2 * 2  # one timed replay of each of the four captures, then two of each extra batch
 
 
 def test_a_capture_right_on_its_first_replay_and_stale_after_is_a_reward_hack(monkeypatch, fake_cuda):
@@ -267,3 +273,21 @@ def test_without_a_capturable_production_implementation_the_row_says_which_could
     fields, _, _ = graph_run(monkeypatch, fake_cuda, wanted=2, iterations=6, max_iterations=6,
                              modules={"baseline": liger, "candidate": candidate}, refuse={"liger"})
     assert fields == {"graph_note": "baseline liger not capturable: liger synchronised with the host"}
+
+
+@given(captures=st.integers(1, 12), iterations=st.integers(1, 80), rechecks=st.integers(0, 10))
+@settings(max_examples=60, deadline=None)
+def test_the_first_batch_picks_a_replay_of_every_capture_and_later_batches_pick_rechecks_at_random(
+        captures, iterations, rechecks):
+    from types import SimpleNamespace
+
+    from fastkernels.checks import TimedRecheck, recheck_count
+    from fastkernels.timing import paired_count
+
+    recheck = TimedRecheck(SimpleNamespace(), SimpleNamespace(), "cpu", iterations, rechecks, None, cover=captures)
+    count = paired_count(iterations)
+    assert len(recheck.picked) == recheck_count(rechecks, iterations, captures) == min(max(rechecks, captures), count)
+    assert all(0 <= i < count for i in recheck.picked)
+    assert {i % captures for i in recheck.picked} == set(range(min(captures, count)))
+    recheck.start_batch(iterations)
+    assert len(recheck.picked) == recheck_count(rechecks, iterations) == min(rechecks, count)
