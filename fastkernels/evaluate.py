@@ -86,9 +86,10 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
     phase(f"{label}: weights built")
     try:
         ctx.judge.settle()
+        oracle = ctx.judge.oracle_info()
     except JudgeError as error:
         raise CaseFailure(Status.BASELINE_ERROR, f"the oracle could not be built: {error}") from None
-    phase(f"{label}: the judge's oracle ready")
+    phase(f"{label}: the judge's oracle ready ({_oracle_note(oracle)})")
     judge_round, judge_fresh = _asking(ctx.judge.judge_round), _asking(ctx.judge.judge_fresh)
     with torch.no_grad():
         rounds = []
@@ -313,3 +314,11 @@ def _caller(module) -> Callable[[Inputs], Any]:
         return module(**inputs)
 
     return call
+
+
+def _oracle_note(info: dict[str, Any]) -> str:
+    """How the judge answers this case's fresh checks, for the worker log."""
+    eager = f"eager {info['eager_oracle_ms']:.1f} ms a call"
+    if info["oracle_path"] == "graph":
+        return f"float64 oracle replayed from a CUDA graph, {info['graph_oracle_ms']:.1f} ms a call against {eager}"
+    return f"float64 oracle {eager}: {info['oracle_reason']}"

@@ -7,11 +7,13 @@ worker sends it only what an implementation returned, as fresh plain-tensor copi
 back a verdict. Copies cross by reference, not by value (torch's multiprocessing reductions: CUDA IPC on a GPU,
 shared memory on the host), so judging a 500 MB output costs no host round trip; the worker keeps each copy alive
 until the verdict is back. Timed outputs picked for a recheck, and the CUDA-graph check, send their inputs too: the
-judge computes those references fresh.
+judge computes those references fresh. On a GPU, an oracle whose eager call is slow (recurrent loops in float64,
+all launch overhead) answers them by replaying a CUDA graph, trusted only once its replay matched the eager
+references bit for bit on every correctness round; otherwise it stays eager (oracle_graph.py).
 
 The judge is started before the candidate is imported, so nothing the candidate patches or leaves behind in the
 worker reaches it: forked while the worker has not touched the GPU yet (no start-up cost), else spawned fresh. Its
-one channel is a pipe; only verdicts come back.
+one channel is a pipe; only verdicts come back, and the oracle's path and timings when asked (`oracle_info`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import Any
 import torch
 
 from fastkernels.correctness import Verdict, flatten, judge
+from fastkernels.oracle_graph import GRAPH_MIN_MS, KEEP_BELOW, Capture, CudaGraphOracle, Oracle
 
 Inputs = dict[str, torch.Tensor]
 
@@ -140,6 +143,11 @@ class JudgeClient:
             return leaves
         return self._ask("fresh", {name: _copy(t) for name, t in inputs.items()}, leaves)
 
+    def oracle_info(self) -> dict[str, Any]:
+        """How the case's oracle answers fresh requests: `oracle_path` ("graph" or "eager"), `eager_oracle_ms`,
+        `graph_oracle_ms` (None when eager) and `oracle_reason` (why it is eager; empty on the graph path)."""
+        return self._ask("oracle_info")
+
     def close(self) -> None:
         try:
             self.settle()
@@ -156,12 +164,15 @@ class JudgeClient:
 
 
 class _Case:
-    """The judge's state for one case: oracle, template and round references."""
+    """The judge's state for one case: oracle, template and round references. `capture` replaces the CUDA graph
+    capture (tests); `threshold_ms`: the eager oracle call below which no graph is tried; `keep_below`: the share of
+    the eager call a graph replay must stay under to be kept."""
 
     def __init__(
-        self, spec: JudgeSpec, case_name: str, atol: float, rtol: float, per_output: dict[int, tuple[float, float]]
+        self, spec: JudgeSpec, case_name: str, atol: float, rtol: float, per_output: dict[int, tuple[float, float]],
+        capture: Capture | None = None, threshold_ms: float = GRAPH_MIN_MS, keep_below: float = KEEP_BELOW,
     ) -> None:
-        from fastkernels.build import build, eager_classes, oracle_inputs, reference_state
+        from fastkernels.build import build, eager_classes, reference_state
         from fastkernels.implementations import load_implementation
         from fastkernels.inputs import generator, make_inputs, stream_seed
         from fastkernels.registry import Registry
@@ -174,16 +185,18 @@ class _Case:
         state = reference_state(manifest, case, eager, components, spec.device, spec.seed)
         self.atol, self.rtol, self.per_output = atol, rtol, per_output
         self.device = spec.device
-        self._oracle_inputs = oracle_inputs
+        cuda = spec.device == "cuda"
         with torch.no_grad():
-            self.oracle = build(eager, case, components, state, spec.device, "oracle", torch.float64)
+            module = build(eager, case, components, state, spec.device, "oracle", torch.float64)
+            self.oracle = Oracle(module, capture or (CudaGraphOracle if cuda else None), threshold_ms, cuda,
+                                 keep_below)
             rounds = []
             for r in range(spec.correctness_rounds):
                 gen = generator(spec.device, stream_seed(spec.seed, manifest.name, case.name, "round", r))
                 rounds.append(make_inputs(manifest, case, spec.device, gen))
             in_dtype = build(eager, case, components, state, spec.device, "eager")
             self.template = in_dtype(**{k: v.clone() for k, v in rounds[0].items()})
-            self.references = [self.oracle(**oracle_inputs({k: v.clone() for k, v in x.items()})) for x in rounds]
+        self.references = self.oracle.start(rounds)  # eager on clones of the rounds; then a checked graph, or not
 
     def _verdict(self, leaves: list[_Leaf], reference: Any) -> Verdict:
         output = [self._restore(leaf) for leaf in leaves]
@@ -197,10 +210,13 @@ class _Case:
         return self._verdict(leaves, self.references[index])
 
     def fresh(self, inputs: Inputs, leaves: list[_Leaf]) -> Verdict:
-        with torch.no_grad():
-            moved = {name: tensor.to(self.device) for name, tensor in inputs.items()}
-            reference = self.oracle(**self._oracle_inputs(moved))
+        """Judged against the oracle on `inputs`; a graph's output is used here, before anything replays again."""
+        reference = self.oracle({name: tensor.to(self.device) for name, tensor in inputs.items()})
         return self._verdict(leaves, reference)
+
+    def close(self) -> None:
+        """Free the oracle's graph and its memory pool now, before the next case's `empty_cache`."""
+        self.oracle.release()
 
 
 def serve(spec: JudgeSpec, conn: Connection, worker_end: Connection | None = None) -> None:
@@ -218,6 +234,8 @@ def serve(spec: JudgeSpec, conn: Connection, worker_end: Connection | None = Non
             return
         try:
             if kind == "case":
+                if current is not None:
+                    current.close()
                 current = None
                 if spec.device == "cuda":
                     torch.cuda.empty_cache()
@@ -229,6 +247,8 @@ def serve(spec: JudgeSpec, conn: Connection, worker_end: Connection | None = Non
                 reply = current.round(message[1], message[2])
             elif kind == "fresh":
                 reply = current.fresh(message[1], message[2])
+            elif kind == "oracle_info":
+                reply = current.oracle.info()
             else:
                 raise JudgeError(f"unknown request {kind!r}")
             conn.send(("ok", reply))

@@ -62,6 +62,12 @@ def test_fresh_inputs_get_a_fresh_reference(judge):
     assert not judge.judge_fresh(round_inputs(0), output).passed
 
 
+def test_the_oracle_says_how_it_runs(judge):
+    info = judge.oracle_info()
+    assert info["oracle_path"] == "eager" and info["graph_oracle_ms"] is None and info["eager_oracle_ms"] > 0
+    assert info["oracle_reason"] == "CUDA graphs only on a CUDA device"
+
+
 def test_a_tensor_subclass_is_refused_before_it_crosses(judge):
     class Lazy(torch.Tensor):
         def __reduce_ex__(self, protocol):  # would run in the judge if it were ever unpickled there

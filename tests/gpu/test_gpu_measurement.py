@@ -1,8 +1,9 @@
 """GPU-only parts of the measurement protocol, run on the device (skipped without CUDA): work on side streams is
 caught, CUDA-graph timing reports beside eager timing, an uncapturable candidate is noted not failed, a candidate
 whose graph records no work is caught, and so is one whose graph is right only on its first replay; uninitialised output memory never passes for the baseline's freed answer,
-the noop agent comes out at 1.0 in both modes, a helper process with its own GPU context is caught, and a
-failed capture leaves the device's random generator usable.
+the noop agent comes out at 1.0 in both modes, a helper process with its own GPU context is caught, a
+failed capture leaves the device's random generator usable, and the judge replays a slow oracle from a CUDA graph
+that judges as the eager oracle does.
 Run: python -m pytest tests/gpu -q (on a GPU machine)."""
 
 from __future__ import annotations
@@ -81,3 +82,45 @@ def test_a_failed_capture_leaves_the_device_random_generator_usable():
     outcome = capture(lambda x: x * x.sum().item(), static)
     assert isinstance(outcome, str), "a host sync inside the capture must make it uncapturable"
     assert torch.randn(64, device="cuda").isfinite().all()
+
+
+def test_the_judge_replays_a_slow_oracle_from_a_graph_and_judges_as_eager_does():
+    # selective scan's float64 oracle is 1024 steps of small kernels a call: launch-bound, the graph's case
+    import yaml
+
+    from fastkernels.build import build, eager_classes, reference_state
+    from fastkernels.config import TASKS_DIR
+    from fastkernels.implementations import load_implementation
+    from fastkernels.inputs import generator, make_inputs
+    from fastkernels.judge import JudgeClient, JudgeSpec
+    from fastkernels.registry import Registry
+
+    task, case_name, seed = "selective_scan", "mamba_130m_prefill_8x1024", 0
+    registry = Registry(TASKS_DIR)
+    manifest = registry.get(task)
+    case = manifest.case(case_name)
+    default = yaml.safe_load((ROOT / "conf" / "harness" / "default.yaml").read_text())["tolerance"][case.dtype]
+    tolerance = manifest.tolerance.get(case.dtype)
+    atol, rtol = (tolerance.atol, tolerance.rtol) if tolerance else (default["atol"], default["rtol"])
+    # built first: CUDA is then initialised here, so the judge is spawned (the skipif's is_available() has already
+    # touched the driver, which a forked judge could not use; the worker starts it before that, see launch.py)
+    cls = load_implementation(registry.directory(task), manifest.implementations.eager, "cuda")
+    components = eager_classes(registry, registry.closure(task), "cuda")
+    module = build(cls, case, components, reference_state(manifest, case, cls, components, "cuda", seed),
+                   "cuda", "test")
+    client = JudgeClient(JudgeSpec(str(TASKS_DIR), task, "cuda", seed, correctness_rounds=3))
+    try:
+        client.start_case(case_name, atol, rtol, manifest.output_tolerances(case.dtype))
+        info = client.oracle_info()
+        assert info["oracle_path"] == "graph" and info["graph_oracle_ms"] < info["eager_oracle_ms"], info
+        for trial in range(2):  # fresh values each time: the graph's static inputs must take them
+            inputs = make_inputs(manifest, case, "cuda", generator("cuda", 1000 + trial))
+            with torch.no_grad():
+                y, state = module(**{name: t.clone() for name, t in inputs.items()})
+            assert client.judge_fresh(inputs, (y, state)).passed
+            wrong = y.clone()
+            wrong[trial, 100, 500] += 10.0
+            verdict = client.judge_fresh(inputs, (wrong, state))
+            assert not verdict.passed and "output[0]" in verdict.reason, verdict
+    finally:
+        client.close()
