@@ -160,7 +160,7 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
             raise CaseFailure(Status.RUNTIME_ERROR, f"during timing: {one_line(error)}") from None
         clocks_after = ctx.read_clocks() if ctx.read_clocks is not None else None
         phase(f"{label}: timed ({len(samples['baseline'])} pairs, {recheck_s:.2f} s of it judging rechecks"
-              f"{pad_note(ctx.clock, label, list(calls))})")
+              f"{pad_note(ctx.clock, label)})")
         _verify_integrity(ctx, "while the candidate was timed")
         escape.verify("side_streams" in manifest.allow)
         sync_lag_ms = escape.lags()

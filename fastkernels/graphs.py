@@ -124,7 +124,7 @@ def graph_fields(
         calls, range(count), clock, recheck, judge_fresh, repetition, "cuda", warmup, iterations,
         f"{label}/graph", prepare, observe))
     phase(f"{label}: graph replays timed ({len(samples['baseline'])} pairs, {judging_s:.2f} s of it judging"
-          f" rechecks{pad_note(clock, f'{label}/graph', samples)})")
+          f" rechecks{pad_note(clock, f'{label}/graph')})")
     _under_graphs(lambda: escape.verify("side_streams" in manifest.allow))
     fields: dict[str, Any] = {"baseline_graph_ms": summarize(samples["baseline"]).median_ms,
                               "graph_note": "; ".join(notes),

@@ -7,11 +7,13 @@
    the reverse order (A B then B A, or B A then A B), so drift and order effects hit both, and a disturbance that
    recurs every few calls cannot stay on one implementation (on the H200, 2026-11-30, strict A B, B A alternation
    left one call in four 15% slower, the same call for a whole run); iteration i uses input set i mod len(sets);
-3. each call is timed alone by the clock, inside an NVTX range `<label>/<impl>` (also the clock's key): the clock
-   first waits until the device is idle, runs `prepare` (fresh input values, an L2 flush) outside the timed interval,
-   then times the call (a clock may time it again, with `prepare` again, when the interval may hold host latency:
-   only the last call counts); `observe` then sees the last call's output, also untimed (random rechecks of timed
-   outputs).
+3. each call is timed alone by the clock, inside an NVTX range `<label>/<impl>`: the clock first waits until the
+   device is idle, runs `prepare` (fresh input values, an L2 flush) outside the timed interval, then times the call
+   (a clock may time it again, with `prepare` again, when the interval may hold host latency: only the last call
+   counts); `observe` then sees the last call's output, also untimed (random rechecks of timed outputs). The clock's
+   key is `label` alone, so every implementation is timed behind the same launch pad: on the H200 (2026-11-30) a
+   37 us kernel timed behind a 400 us pad read 5% faster than its twin behind 200 us, both pads correct. The
+   warm-up calls also go through the clock (untimed), so the pad has settled before the first timed call.
 Returns per implementation the list of times in milliseconds, in call order. The speedup of a candidate over a
 baseline is `paired_speedup`: the interquartile mean of the per-iteration log ratios, with a bootstrap interval over
 iterations.
@@ -81,7 +83,7 @@ class CudaEventClock:
     After a device sync (no earlier work leaks in), `prepare` (the L2 flush) and a spin kernel (the pad) are queued
     ahead of the start event, so the device is still busy while the host launches the call: the interval holds the
     call's device work, not the host's launch latency (which CUDA graphs remove in production). The pad is sized per
-    `key` (one implementation of one case): it starts at `pad_us` and doubles, up to `max_pad_us`, whenever the
+    `key` (one case, shared by its implementations: time_interleaved): it starts at `pad_us` and doubles, up to `max_pad_us`, whenever the
     device had already reached the start event when the host finished queuing the call, a sign that the device may
     have waited for the host inside the interval; that call is then timed again. So a call that takes the host 20 us
     to launch is not made to wait behind a pad sized for one that takes 2 ms, and no interval holds host latency
@@ -161,9 +163,10 @@ def time_interleaved(
     names = list(calls)
     iterations = paired_count(iterations)
     rng = order_rng if order_rng is not None else random.Random(secrets.randbits(64))
-    for index in range(warmup):
+    pad_key = label or "/".join(names)
+    for index in range(warmup):  # through the clock, untimed: its launch pad settles before the timed calls
         for name in names:
-            calls[name](sets[index % len(sets)])
+            clock.time_call(lambda: calls[name](sets[index % len(sets)]), None, pad_key)
     samples: dict[str, list[float]] = {name: [] for name in names}
     order = names
     for index in range(iterations):
@@ -177,22 +180,20 @@ def time_interleaved(
         for name in order:
             produced: list[Any] = []
             before = (lambda: prepare(name, index, inputs)) if prepare is not None else None
-            key = f"{label}/{name}" if label else name
-            with nvtx.annotate(key):
-                samples[name].append(clock.time_call(lambda: _keep_last(produced, calls[name](inputs)), before, key))
+            with nvtx.annotate(f"{label}/{name}" if label else name):
+                samples[name].append(
+                    clock.time_call(lambda: _keep_last(produced, calls[name](inputs)), before, pad_key))
             if observe is not None:
                 observe(name, index, inputs, produced[-1])
             del produced
     return samples
 
 
-def pad_note(clock: Clock, label: str, names: Sequence[str]) -> str:
-    """", pads X us (name) ..." for a log line: the launch pads the clock settled on for `label`'s implementations,
-    or "" for a clock without pads."""
+def pad_note(clock: Clock, label: str) -> str:
+    """", launch pad X us" for a log line: the pad the clock settled on for `label`'s calls, or "" for a clock
+    without pads."""
     pads = getattr(clock, "pad_us", None)
-    if pads is None:
-        return ""
-    return ", pads " + ", ".join(f"{pads(f'{label}/{name}'):.0f} us ({name})" for name in names)
+    return f", launch pad {pads(label):.0f} us" if pads is not None else ""
 
 
 def _keep_last(produced: list[Any], output: Any) -> None:

@@ -120,3 +120,20 @@ def test_a_call_timed_again_gets_its_inputs_prepared_again_and_only_its_last_out
     # the first two were stale, and only the third (2) was observed; its second call fit the kept pad at once
     assert prepared.count("candidate") == 4 and prepared.count("baseline") == 2
     assert [output for name, output in observed if name == "candidate"] == [2, 3]
+
+
+def test_every_implementation_of_a_case_is_timed_behind_the_same_pad_settled_in_the_warm_up(device):
+    # on the H200 a 37 us kernel behind a 400 us pad read 5% faster than its twin behind 200 us: the pad is the
+    # case's, grown by whichever implementation launches slowest, and the warm-up calls grow it before timing
+    clock = CudaEventClock(pad_us=50)
+
+    def launcher(host_us: float):
+        def call(_inputs) -> None:
+            device.launch(host_us=host_us, work_us=10)
+        return call
+
+    time_interleaved({"baseline": launcher(1), "candidate": launcher(150)}, [None], clock, warmup=2, iterations=4,
+                     label="task/case")
+    retimed_in_warmup = clock.retimed
+    assert retimed_in_warmup == 2 and clock.pad_us("task/case") == 200
+    assert device.spins[-8:] == [200] * 8  # both implementations' timed calls, behind one pad

@@ -57,11 +57,12 @@ def test_warmup_is_untimed_then_calls_alternate_order_on_rotated_sets():
     samples = time_interleaved({"a": impl("a", 2.0), "b": impl("b", 1.0)}, [0, 1, 2], clock, warmup=2, iterations=4,
                                prepare=lambda name, index, inputs: flush(), order_rng=ALTERNATE)
     assert samples == {"a": [2.0] * 4, "b": [1.0] * 4}
-    assert seen[:4] == [("a", 0), ("b", 0), ("a", 1), ("b", 1)]  # warm-up, untimed
-    assert log[: 4] == ["a0", "b0", "a1", "b1"]
+    assert seen[:4] == [("a", 0), ("b", 0), ("a", 1), ("b", 1)]  # warm-up: through the clock (its launch pad
+    assert log[:12] == ["start", "a0", "stop", "start", "b0", "stop",  # settles), unflushed, its times dropped
+                        "start", "a1", "stop", "start", "b1", "stop"]
     timed = seen[4:]
     assert timed == [("a", 0), ("b", 0), ("b", 1), ("a", 1), ("a", 2), ("b", 2), ("b", 0), ("a", 0)]
-    assert log[4:9] == ["flush", "start", "a0", "stop", "flush"]
+    assert log[12:17] == ["flush", "start", "a0", "stop", "flush"]
 
 
 def test_every_timed_call_is_preceded_by_a_flush():
@@ -69,7 +70,7 @@ def test_every_timed_call_is_preceded_by_a_flush():
     time_interleaved({"x": lambda s: 1.0}, [None], FakeClock(log), warmup=1, iterations=6,
                      prepare=lambda name, index, inputs: log.append("flush"))
     timed = [event for event in log if event in ("flush", "start")]
-    assert timed == ["flush", "start"] * 6
+    assert timed == ["start"] + ["flush", "start"] * 6  # the warm-up call first, unflushed
 
 
 def test_summary_reports_median_and_relative_interquartile_spread():

@@ -102,12 +102,15 @@ def test_the_judge_replays_a_slow_oracle_from_a_graph_and_judges_as_eager_does()
     default = yaml.safe_load((ROOT / "conf" / "harness" / "default.yaml").read_text())["tolerance"][case.dtype]
     tolerance = manifest.tolerance.get(case.dtype)
     atol, rtol = (tolerance.atol, tolerance.rtol) if tolerance else (default["atol"], default["rtol"])
-    # built first: CUDA is then initialised here, so the judge is spawned (the skipif's is_available() has already
-    # touched the driver, which a forked judge could not use; the worker starts it before that, see launch.py)
+    # the judge must be spawned, not forked: the skipif's is_available() has already touched the driver, which a
+    # forked judge could not use (the worker starts its judge before that, see launch.py)
     cls = load_implementation(registry.directory(task), manifest.implementations.eager, "cuda")
     components = eager_classes(registry, registry.closure(task), "cuda")
     module = build(cls, case, components, reference_state(manifest, case, cls, components, "cuda", seed),
                    "cuda", "test")
+    # selective_scan has no weights, so building it did not initialise CUDA: do it, or the judge is forked after
+    # the skip check touched the driver and dies with "CUDA error: initialization error" (H200, twelfth session)
+    torch.zeros(1, device="cuda")
     client = JudgeClient(JudgeSpec(str(TASKS_DIR), task, "cuda", seed, correctness_rounds=3))
     try:
         client.start_case(case_name, atol, rtol, manifest.output_tolerances(case.dtype))
