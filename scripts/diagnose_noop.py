@@ -22,12 +22,16 @@ first) to show such a pattern. This script times, with the harness's own clock, 
   lottery   A vs D_k    --lottery K more instances, each built and timed as `harness`: a spread of their speedups
                         wider than each one's interval means an instance's speed is drawn when it is built (where
                         its code and memory land), which no estimator over one pair of instances can average out
+  configs               --configs: the launch configuration Inductor's runtime autotuner settled on for every
+                        Triton kernel of every instance, after the comparisons (under max-autotune each instance
+                        benchmarks its own: when the instances' picks differ, the noop row is an autotuning draw)
   graph     A0 vs X_k   --graphs K: A and B each captured K times into CUDA graphs (each capture its own memory
                         pool, all on one set of static inputs, as graphs.py captures), every capture replayed against
                         A's first as the harness times graphs: when captures of one instance differ as much as
                         captures of the two, the graph's speed is drawn at capture (where its pool lands)
 
-Usage: python scripts/diagnose_noop.py TASK CASE [--impl NAME] [--iterations 400] [--pad-us 500] [--lottery K] [--graphs K]
+Usage: python scripts/diagnose_noop.py TASK CASE [--impl NAME] [--iterations 400] [--pad-us 50] [--lottery K]
+       [--graphs K] [--configs]
 (on a GPU: the case's real shapes; on the CPU: pass a cpu case; the host clock then times the host too).
 """
 
@@ -58,9 +62,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("case")
     parser.add_argument("--impl", help="production implementation (default: the first available)")
     parser.add_argument("--iterations", type=int, default=400)
-    parser.add_argument("--pad-us", type=float, default=500.0)
+    parser.add_argument("--pad-us", type=float, default=50.0, help="the clock's first launch pad (it adapts)")
     parser.add_argument("--lottery", type=int, default=0, metavar="K", help="K more instances timed against A")
     parser.add_argument("--graphs", type=int, default=0, metavar="K", help="K CUDA-graph captures of A and of B")
+    parser.add_argument("--configs", action="store_true", help="print the autotuner's picks per instance")
     args = parser.parse_args(argv)
     device = "cuda" if torch.cuda.is_available() else "cpu"
     registry = Registry()
@@ -127,13 +132,42 @@ def main(argv: list[str] | None = None) -> int:
             tensor.data = tensor.data.clone()
     compare("relocated", a, b)
     compare("harness", a, b, refill=True, drawn=True)
-    draws = [compare(f"lottery{k}", a, instance(f"D{k}"), refill=True, drawn=True) for k in range(args.lottery)]
+    others = {f"D{k}": instance(f"D{k}") for k in range(args.lottery)}
+    draws = [compare(f"lottery{k}", a, other, refill=True, drawn=True) for k, other in enumerate(others.values())]
     if draws:
         print(f"lottery: {len(draws)} instances against A, speedups {min(draws):.4f}..{max(draws):.4f}, "
               f"median {float(np.median(draws)):.4f}")
+    if args.configs:
+        print_configs()
     if args.graphs and device == "cuda":
         compare_captures(manifest, case, {"A": a, "B": b}, sets[0], args.graphs, clock, flush, args.iterations)
     return 0
+
+
+def print_configs() -> None:
+    """Every live Inductor runtime autotuner (one per Triton kernel of each compiled instance, in build order): the
+    kernel and the configuration it launches. Instances built from one graph hold kernels of the same names."""
+    import gc
+    import warnings
+
+    try:
+        from torch._inductor.runtime.triton_heuristics import CachingAutotuner
+    except ImportError:
+        print("configs: no Inductor runtime autotuner here")
+        return
+    try:
+        from torch._inductor import config as inductor_config
+        local = getattr(inductor_config, "autotune_local_cache", "?")
+    except ImportError:
+        local = "?"
+    with warnings.catch_warnings():  # isinstance on every live object wakes deprecated module attributes
+        warnings.simplefilter("ignore")
+        tuners = [o for o in gc.get_objects() if isinstance(o, CachingAutotuner)]
+    print(f"configs: {len(tuners)} runtime autotuners (autotune_local_cache={local})")
+    for tuner in tuners:
+        picks = [f"{launcher.config}" for launcher in getattr(tuner, "launchers", [])]
+        name = getattr(tuner.fn, "__name__", "?")
+        print(f"  {name}: {len(getattr(tuner, 'configs', []))} configs, launching {picks}", flush=True)
 
 
 def compare_captures(manifest, case, modules: dict, example: dict, count: int, clock, flush, iterations: int) -> None:
