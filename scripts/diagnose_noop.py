@@ -162,12 +162,20 @@ def print_configs() -> None:
         local = "?"
     with warnings.catch_warnings():  # isinstance on every live object wakes deprecated module attributes
         warnings.simplefilter("ignore")
-        tuners = [o for o in gc.get_objects() if isinstance(o, CachingAutotuner)]
+        tuners = [o for o in gc.get_objects() if _is_a(o, CachingAutotuner)]
     print(f"configs: {len(tuners)} runtime autotuners (autotune_local_cache={local})")
     for tuner in tuners:
         picks = [f"{launcher.config}" for launcher in getattr(tuner, "launchers", [])]
         name = getattr(tuner.fn, "__name__", "?")
         print(f"  {name}: {len(getattr(tuner, 'configs', []))} configs, launching {picks}", flush=True)
+
+
+def _is_a(thing: object, cls: type) -> bool:
+    """isinstance, false for a dead weak proxy (which raises ReferenceError when asked its class)."""
+    try:
+        return isinstance(thing, cls)
+    except ReferenceError:
+        return False
 
 
 def compare_captures(manifest, case, modules: dict, example: dict, count: int, clock, flush, iterations: int) -> None:
