@@ -165,9 +165,9 @@ def print_configs() -> None:
         tuners = [o for o in gc.get_objects() if _is_a(o, CachingAutotuner)]
     print(f"configs: {len(tuners)} runtime autotuners (autotune_local_cache={local})")
     for tuner in tuners:
-        picks = [f"{launcher.config}" for launcher in getattr(tuner, "launchers", [])]
+        picks = [f"{launcher.config}" for launcher in getattr(tuner, "launchers", None) or []]
         name = getattr(tuner.fn, "__name__", "?")
-        print(f"  {name}: {len(getattr(tuner, 'configs', []))} configs, launching {picks}", flush=True)
+        print(f"  {name}: {len(getattr(tuner, 'configs', None) or [])} configs left, launching {picks}", flush=True)
 
 
 def _is_a(thing: object, cls: type) -> bool:
