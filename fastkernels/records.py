@@ -63,6 +63,11 @@ class CallTimes(BaseModel):
         return self
 
 
+# What timing the candidate earns a row: a row that fails after the fact (ResultRow.failed) keeps none of it.
+EARNED_BY_TIMING = ("candidate_ms", "candidate_spread", "speedup", "speedup_ci95", "candidate_gbps", "candidate_tflops",
+                    "candidate_fraction_of_peak", "candidate_graph_ms", "graph_speedup", "graph_speedup_ci95")
+
+
 class ResultRow(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -138,6 +143,14 @@ class ResultRow(BaseModel):
             if not self.reason:
                 raise ValueError(f"a {self.status.value} row needs a reason")
         return self
+
+    def failed(self, status: Status, reason: str) -> "ResultRow":
+        """This row as a failure found after it was written (the warden's verdict on the whole task): what timing
+        the candidate earned goes, the rest stays, and the result is validated like any row (`model_copy` alone
+        skips the validator, which let a REWARD_HACK row keep its speedup)."""
+        data = self.model_dump()
+        data.update({field: None for field in EARNED_BY_TIMING}, status=status, reason=reason)
+        return ResultRow.model_validate(data)
 
     @property
     def correct(self) -> bool:

@@ -85,8 +85,7 @@ def run_task(
     escape = _warden_verdict(process.poll(), ending, log_path) or _gpu_verdict(log_path)
     if escape:  # every case: the escaped processes ran beside all of them
         log.warning("%s: every case REWARD_HACK: %s", job.task, escape)
-        rows = {case: row.model_copy(update={"status": Status.REWARD_HACK, "reason": escape})
-                for case, row in rows.items()}
+        rows = {case: row.failed(Status.REWARD_HACK, escape) for case, row in rows.items()}
     for case in job.cases:
         if case not in reported:
             on_row(rows[case])

@@ -327,3 +327,17 @@ def test_scaling_both_speedups_by_k_scales_s_macro_by_k(ms, k):
     else:
         assert b.s_macro == pytest.approx(a.s_macro * k, rel=1e-9)
         assert (b.c_macro, b.coverage_macro) == (a.c_macro, a.coverage_macro)
+
+
+def test_a_passed_row_failed_after_the_fact_keeps_nothing_its_timing_earned():
+    # the warden's verdict turns every row of a task into a REWARD_HACK after its rows were written
+    row = passed("a", 2.0).model_copy(update={"speedup_ci95": (1.9, 2.1), "graph_speedup": 1.8,
+                                              "candidate_graph_ms": 0.5, "baseline_graph_ms": 0.9})
+    hacked = row.failed(Status.REWARD_HACK, "the worker's warden was stopped")
+    assert hacked.status is Status.REWARD_HACK and hacked.reason == "the worker's warden was stopped"
+    assert hacked.speedup is None and hacked.speedup_ci95 is None and hacked.candidate_ms is None
+    assert hacked.graph_speedup is None and hacked.candidate_graph_ms is None
+    assert hacked.baseline_ms == 1.0 and hacked.baseline_graph_ms == 0.9  # what the baseline measured stays
+    assert hacked.candidate_error == ERR
+    report = level(kernel_level([hacked]))
+    assert report.correct == 0 and report.geomean_speedup is None and report.fast_1 == 0.0
