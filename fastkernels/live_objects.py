@@ -35,6 +35,9 @@ def fingerprint(name: str, obj: Any) -> Fingerprint:
                 found.update(_function(f"{name}.{key}", value))
             elif callable(value):
                 found[f"{name}.{key}"] = ("is", value)
+        # plain settings a class names as fixed (the clock's launch pad bounds): compared by value
+        for key in getattr(type(obj), "FIXED_SETTINGS", ()):
+            found[f"{name}.{key}"] = (getattr(obj, key, None),)
     return found
 
 

@@ -137,3 +137,10 @@ def test_every_implementation_of_a_case_is_timed_behind_the_same_pad_settled_in_
     retimed_in_warmup = clock.retimed
     assert retimed_in_warmup == 2 and clock.pad_us("task/case") == 200
     assert device.spins[-8:] == [200] * 8  # both implementations' timed calls, behind one pad
+
+
+def test_a_pad_written_down_to_nothing_starts_again_from_the_first_pad(device):
+    clock = CudaEventClock(pad_us=50)
+    clock._pads["a"] = 0  # what code reaching the clock could write: it gets the first pad, never less
+    clock.time_call(lambda: device.launch(host_us=5, work_us=10), key="a")
+    assert device.spins == [50]

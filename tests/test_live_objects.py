@@ -73,3 +73,19 @@ def test_a_replaced_closure_cell_or_method_of_a_harness_object_is_named():
     clock.read = lambda _: 0
     clock.time = lambda: 0
     assert differences(before, fingerprint("the clock", clock)) == ["the clock.read replaced", "the clock.time appeared"]
+
+
+def test_a_fixed_setting_of_a_harness_object_is_compared_by_value():
+    class Clock:
+        FIXED_SETTINGS = ("_first_cycles",)
+
+        def __init__(self) -> None:
+            self._first_cycles = 100_000
+            self._pads = {}
+
+    clock = Clock()
+    before = fingerprint("the clock", clock)
+    clock._pads["task/case"] = 400_000  # its own state, growing as it should: not compared
+    assert differences(before, fingerprint("the clock", clock)) == []
+    clock._first_cycles = 0  # no launch pad: host latency in every interval
+    assert differences(before, fingerprint("the clock", clock)) == ["the clock._first_cycles (100000,) -> (0,)"]
