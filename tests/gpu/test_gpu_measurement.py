@@ -39,6 +39,13 @@ def test_an_uncapturable_candidate_passes_with_a_graph_note(tmp_path):
     assert all("candidate not capturable" in row["graph_note"] and row["baseline_graph_ms"] for row in rows)
 
 
+def test_a_candidate_that_takes_the_launch_pad_away_is_a_reward_hack(tmp_path):
+    # on the CPU its import finds no CUDA-event clock and it passes (the host clock has no pad)
+    rows = run(tmp_path, "agent=local", f"agent.path={EXPLOITS / 'unpadded_clock'}")
+    assert all(row["status"] == "REWARD_HACK" and "the clock._first_cycles" in row["reason"] for row in rows), [
+        (r["status"], r["reason"]) for r in rows]
+
+
 def test_a_candidate_that_captures_nothing_is_a_reward_hack(tmp_path):
     rows = run(tmp_path, "agent=local", f"agent.path={EXPLOITS / 'stale_under_graphs'}")
     assert all(row["status"] == "REWARD_HACK" and "CUDA graph replay" in row["reason"] for row in rows), [
