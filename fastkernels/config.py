@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import MissingMandatoryValue
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 CONF_DIR = PROJECT_ROOT / "conf"
@@ -124,6 +124,13 @@ class HarnessConfig(Strict):
         if isinstance(value, int) and value < 3:
             raise ValueError("max_iterations must be 'auto' or at least 3")
         return value
+
+    @model_validator(mode="after")
+    def _pad_bounds(self) -> "HarnessConfig":
+        if self.launch_pad_max_us < self.launch_pad_us:
+            raise ValueError(f"launch_pad_max_us ({self.launch_pad_max_us:g}) must be at least launch_pad_us"
+                             f" ({self.launch_pad_us:g}), the pad every case starts from")
+        return self
 
     def iteration_cap(self, device: str) -> int:
         """`max_iterations`, with "auto" read per device: on a GPU 3200 (an iteration costs ~1-2 ms there, and the

@@ -12,7 +12,8 @@ random in every batch are judged by the judge process when the batch ends (check
 timing), and the first batch's picks take one replay of every capture, so each capture is judged on fresh inputs:
 a graph's kernels can keep state on the device (a replay counter), so a capture right on its first replay may skip
 its work on the later ones, which only a check of a timed replay sees. (Until the twelfth session each capture was
-also judged on an untimed first replay: 8 more oracle calls a case, up to 5 s where the oracle is a float64 loop.) Work that keeps the device busy after a replay's stream
+also judged on an untimed first replay: 8 more oracle calls a case, 0.1-0.7 s each where the eager oracle is a
+float64 loop, as the twelfth session's H200 worker logs show.) Work that keeps the device busy after a replay's stream
 finished (a thread the candidate started, on its own stream) is caught as in eager timing (StreamEscape). A module
 that cannot be captured (host syncs, data-dependent shapes, allocations the capture forbids) is reported as such,
 never failed: graphs are a mode of measurement, not a requirement of the task.
@@ -105,9 +106,9 @@ def graph_fields(
         return {"graph_note": "; ".join(notes)}
     label = f"{manifest.name}/{case.name}"
     phase(f"{label}: graphs captured ({len(captures['baseline'])} a side)")
-    # fresh input values and the cache flush before every timed replay, and the picked candidate replays kept
     count = len(captures["baseline"])
-    # the first batch rechecks a timed replay of every candidate capture: each capture is judged on fresh inputs
+    # fresh input values and the cache flush before every timed replay, and the picked candidate replays kept; the
+    # first batch rechecks a timed replay of every candidate capture: each capture is judged on fresh inputs
     recheck = TimedRecheck(manifest, case, "cuda", iterations, repetition.rechecks, flush, cover=count)
     escape = StreamEscape(clock)
     calls = {name: (lambda k, c=captured: c[k].graph.replay()) for name, captured in captures.items()}

@@ -22,9 +22,12 @@ import torch
 
 from fastkernels.build import oracle_inputs
 from fastkernels.correctness import flatten
+from fastkernels.graphs import release_generator_capture
+from fastkernels.plan import one_line
 
 Inputs = dict[str, torch.Tensor]
-# below this median eager call, a graph saves too little to be worth its capture (about three eager calls' time)
+# below this median eager call, a graph saves too little to be worth its setup (a warm-up and a capture, about two
+# eager calls, and one check replay a round)
 GRAPH_MIN_MS = 2.0
 # a graph is tried only where the host spends at least this share of the eager call launching (the rest is the
 # device catching up after the last launch)
@@ -52,8 +55,6 @@ class CudaGraphOracle:
     """The oracle's forward captured in a CUDA graph on `static` (tensors a replay reads by address)."""
 
     def __init__(self, module: Callable[..., Any], static: Inputs, warmup: int = WARMUP) -> None:
-        from fastkernels.graphs import release_generator_capture
-
         try:
             side = _side_stream()
             side.wait_stream(torch.cuda.current_stream())
@@ -155,7 +156,7 @@ class Oracle:
         try:
             graph = self.capture(self.module, static)
         except Exception as error:  # noqa: BLE001 - not capturable: the oracle stays eager
-            return f"capture failed: {_line(error)}"
+            return f"capture failed: {one_line(error)}"
         times = []
         for index, (inputs, reference) in enumerate(zip(rounds, references)):
             try:
@@ -163,7 +164,7 @@ class Oracle:
                 same = [bitwise_equal(a, b) for a, b in zip(flatten(output), flatten(reference), strict=True)]
             except Exception as error:  # noqa: BLE001 - a replay that fails is not trusted
                 graph.release()
-                return f"replay of round {index} failed: {_line(error)}"
+                return f"replay of round {index} failed: {one_line(error)}"
             if not all(same):
                 graph.release()
                 return f"graph replay of round {index} differs from eager in output[{same.index(False)}]"
@@ -220,8 +221,3 @@ def _fits(given: Inputs, static: Inputs) -> bool:
     return given.keys() == static.keys() and all(
         t.shape == static[k].shape and t.dtype == static[k].dtype for k, t in given.items())
 
-
-def _line(error: BaseException) -> str:
-    from fastkernels.plan import one_line
-
-    return one_line(error)

@@ -83,8 +83,8 @@ class CudaEventClock:
     After a device sync (no earlier work leaks in), `prepare` (the L2 flush) and a spin kernel (the pad) are queued
     ahead of the start event, so the device is still busy while the host launches the call: the interval holds the
     call's device work, not the host's launch latency (which CUDA graphs remove in production). The pad is sized per
-    `key` (one case, shared by its implementations: time_interleaved): it starts at `pad_us` and doubles, up to `max_pad_us`, whenever the
-    device had already reached the start event when the host finished queuing the call, a sign that the device may
+    `key` (one case, shared by its implementations: time_interleaved): it starts at `pad_us` and doubles, up to
+    `max_pad_us`, whenever the device had already reached the start event when the host finished queuing the call, a sign that the device may
     have waited for the host inside the interval; that call is then timed again. So a call that takes the host 20 us
     to launch is not made to wait behind a pad sized for one that takes 2 ms, and no interval holds host latency
     unless the launch takes longer than `max_pad_us`. Host latency can only lengthen an interval, never shorten it.

@@ -92,3 +92,9 @@ def test_the_iteration_cap_is_read_per_device_unless_given():
 def test_an_iteration_cap_below_three_is_a_one_line_error():
     with pytest.raises(ConfigError, match="max_iterations"):
         composed("harness.max_iterations=2")
+
+
+def test_a_largest_launch_pad_below_the_first_is_a_one_line_error():
+    with pytest.raises(ConfigError, match="launch_pad_max_us .100. must be at least launch_pad_us .200.") as error:
+        composed("harness.launch_pad_us=200", "harness.launch_pad_max_us=100")
+    assert "\n" not in str(error.value)

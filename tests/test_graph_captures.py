@@ -1,8 +1,9 @@
 """graphs.py captures every implementation several times, because a CUDA graph's replay speed is drawn when it is
 captured (H200, 2026-11-30): the captures interleave between sides, shrink to fit memory, and a module that refuses
 any capture is reported not capturable rather than timed on a partial set; the timed replays rotate over the
-captures across adaptive batches, every candidate capture is judged on a timed replay, timed candidate replays are rechecked in
-every batch, work left running after a replay's stream is caught, and the interval resamples captures. CUDA itself is faked here; tests/gpu captures real graphs."""
+captures across adaptive batches, every candidate capture is judged on a timed replay, timed candidate replays are
+rechecked in every batch, work left running after a replay's stream is caught, and the interval resamples captures.
+CUDA itself is faked here; tests/gpu captures real graphs."""
 
 from __future__ import annotations
 
