@@ -22,6 +22,9 @@ first) to show such a pattern. This script times, with the harness's own clock, 
   lottery   A vs D_k    --lottery K more instances, each built and timed as `harness`: a spread of their speedups
                         wider than each one's interval means an instance's speed is drawn when it is built (where
                         its code and memory land), which no estimator over one pair of instances can average out
+  first calls           each instance's first call in seconds (compiling, autotuning) and what Inductor's caches
+                        did meanwhile (FX graph cache hits and misses, autotuning benchmarks): a second instance
+                        that compiles and benchmarks again can draw another configuration than the first
   configs               --configs: the launch configuration Inductor's runtime autotuner settled on for every
                         Triton kernel of every instance, after the comparisons (under max-autotune each instance
                         benchmarks its own: when the instances' picks differ, the noop row is an autotuning draw)
@@ -30,8 +33,12 @@ first) to show such a pattern. This script times, with the harness's own clock, 
                         A's first as the harness times graphs: when captures of one instance differ as much as
                         captures of the two, the graph's speed is drawn at capture (where its pool lands)
 
+With --after-others every other production implementation of the task is built and called first, as the harness's
+baseline check does before it builds the noop candidate (under Inductor, `torch_compile` before
+`torch_compile_max_autotune` compiles the same graph with other settings).
+
 Usage: python scripts/diagnose_noop.py TASK CASE [--impl NAME] [--iterations 400] [--pad-us 50] [--lottery K]
-       [--graphs K] [--configs]
+       [--graphs K] [--configs] [--after-others]
 (on a GPU: the case's real shapes; on the CPU: pass a cpu case; the host clock then times the host too).
 """
 
@@ -39,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -66,6 +74,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lottery", type=int, default=0, metavar="K", help="K more instances timed against A")
     parser.add_argument("--graphs", type=int, default=0, metavar="K", help="K CUDA-graph captures of A and of B")
     parser.add_argument("--configs", action="store_true", help="print the autotuner's picks per instance")
+    parser.add_argument("--after-others", action="store_true",
+                        help="build and call the task's other production implementations first, as the harness does")
     args = parser.parse_args(argv)
     device = "cuda" if torch.cuda.is_available() else "cpu"
     registry = Registry()
@@ -84,8 +94,21 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(error.args[0]))
     state = reference_state(manifest, case, plan.eager.cls, plan.eager.components, device, 0)
 
-    def instance(who: str) -> torch.nn.Module:
-        return build(impl.cls, case, impl.components, state, device, who)
+    def instance(who: str, cls_impl=None) -> torch.nn.Module:
+        """Built, then called once: the first call's seconds and Inductor's cache events are printed."""
+        chosen = cls_impl or impl
+        module = build(chosen.cls, case, chosen.components, state, device, who)
+        before = _inductor_counters()
+        start = time.perf_counter()
+        with torch.no_grad():
+            module(**sets[0])
+        if device == "cuda":
+            torch.cuda.synchronize()
+        seconds = time.perf_counter() - start
+        changed = {k: v - before.get(k, 0) for k, v in _inductor_counters().items() if v != before.get(k, 0)}
+        print(f"first call {who:3s} ({chosen.name}): {seconds:.3f} s; inductor counters {changed or 'unchanged'}",
+              flush=True)
+        return module
 
     sets = [make_inputs(manifest, case, device, generator(device, stream_seed(0, manifest.name, case.name, "timing", k)))
             for k in range(4)]
@@ -119,6 +142,9 @@ def main(argv: list[str] | None = None) -> int:
         return speedup
 
     print(f"{args.task}/{args.case} impl {impl.name} on {device} ({clock.name}; {note})")
+    if args.after_others:
+        for k, other in enumerate(i for i in plan.baselines if i is not impl):
+            instance(f"O{k}", other)
     a = instance("A")
     b = instance("B")
     compare("same", a, a)
@@ -142,6 +168,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.graphs and device == "cuda":
         compare_captures(manifest, case, {"A": a, "B": b}, sets[0], args.graphs, clock, flush, args.iterations)
     return 0
+
+
+def _inductor_counters() -> dict[str, int]:
+    """Dynamo's counters of Inductor events (FX graph cache hits/misses/bypasses, autotune cache, benchmarks)."""
+    try:
+        from torch._dynamo.utils import counters
+    except ImportError:
+        return {}
+    return {f"{group}.{key}": int(value) for group in ("inductor", "aot_autograd")
+            for key, value in counters.get(group, {}).items()}
 
 
 def print_configs() -> None:

@@ -1,7 +1,8 @@
 """scripts/diagnose_noop.py times one implementation against itself eight ways (same instance, the same with inputs
 refilled before every call, the same with pair orders drawn as the harness draws them, two instances, roles swapped,
 a fresh instance, one instance's weights moved, two instances under the harness's conditions) and, with --lottery K,
-K more instances against the first, with the harness's clock and estimator; here on a CPU case, where it must run
+K more instances against the first, with the harness's clock and estimator, after saying how long each instance's
+first call took and what Inductor's caches did meanwhile; here on a CPU case, where it must run
 end to end and report an interval around each speedup."""
 
 from __future__ import annotations
@@ -25,5 +26,7 @@ def test_the_eight_comparisons_and_the_lottery_each_report_a_speedup_inside_its_
         assert low <= speedup <= high
         if not line.startswith(("drawn", "harness", "lottery")):  # strict alternation: the median call time at each place of the four
             assert re.search(r"calls by position in each four: [\d.]+ [\d.]+ [\d.]+ [\d.]+ us$", line)
+    firsts = re.findall(r"^first call (\S+) +\((\w+)\): [\d.]+ s; inductor counters ", result.stdout, re.MULTILINE)
+    assert [who for who, _ in firsts] == ["A", "B", "C", "D0", "D1"]
     draws = [float(re.search(r"speedup (\S+) ", lines[f"lottery{k}"]).group(1)) for k in range(2)]
     assert f"lottery: 2 instances against A, speedups {min(draws):.4f}..{max(draws):.4f}" in result.stdout
