@@ -25,6 +25,7 @@ from fastkernels.clock_policy import throttled
 from fastkernels.checks import (
     CaseFailure, BaselineTail, TimedRecheck, check_precision, run_rounds, time_rechecked,
 )
+from fastkernels.compile_events import events_since, inductor_counters
 from fastkernels.config import HardwareProfile, HarnessConfig
 from fastkernels.graphs import graph_fields
 from fastkernels.inputs import generator, make_inputs, stream_seed
@@ -98,6 +99,7 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
             rounds.append(make_inputs(manifest, case, ctx.device, gen))
         baselines, baseline_errors, alternatives, rejected = {}, {}, {}, []
         compile_s: dict[str, float] = {}  # first calls beyond a steady call: compiling, autotuning (checks.py)
+        compiles: list[str] = []  # what Inductor did in each implementation's first calls (compile_events.py)
         alternatives.update({name: f"unavailable: {why}" for name, why in plan.unavailable.items()})
         for impl in plan.baselines:
             try:
@@ -106,8 +108,10 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
                 if fallback:  # its library's kernel would not run: timing it would credit the library with another path
                     alternatives[impl.name] = f"not used: {fallback} (its forward would run a fallback path here)"
                     continue
+                before = inductor_counters()
                 passed = run_rounds(module, rounds, judge_round, manifest.mutates, impl.name, harness.repeat_runs)
                 baseline_errors[impl.name], compile_s[impl.name] = passed.worst, round(passed.first_call_s, 3)
+                compiles += [f"{impl.name}: {events}"] if (events := events_since(before)) else []
                 baselines[impl.name] = module
             except CaseFailure as failure:
                 alternatives[impl.name] = f"rejected: {failure.reason}"
@@ -117,7 +121,8 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
             raise CaseFailure(Status.BASELINE_ERROR, f"no baseline implementation is correct ({reasons})")
         if isinstance(plan.candidate, Unusable) and plan.candidate.status is not Status.NOT_ATTEMPTED:
             raise CaseFailure(plan.candidate.status, plan.candidate.reason)
-        phase(f"{label}: {len(baselines)} baseline(s) checked")
+        inductor = f" (Inductor: {'; '.join(compiles)})" if compiles else ""
+        phase(f"{label}: {len(baselines)} baseline(s) checked{inductor}")
         if ctx.integrity is not None:  # instances a candidate could reach and slow down without patching a class
             for name, module in baselines.items():
                 ctx.integrity.watch(f"baseline {name}", module)
@@ -132,18 +137,20 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
         candidate_impl = plan.candidate if isinstance(plan.candidate, Impl) else None
         if plan.candidate is None:  # noop: the chosen baseline again, as a separate instance
             candidate_impl = next(impl for impl in plan.baselines if impl.name == chosen)
-        candidate, metrics = None, None
+        candidate, metrics, candidate_compile = None, None, ""
         factor = manifest.calibration_factor or harness.calibration_factor
         fresh = BaselineTail(judge_fresh, baselines[chosen], chosen, factor)
         if candidate_impl is not None:
             candidate = _instantiate(candidate_impl, ctx, state, Status.RUNTIME_ERROR, "candidate")
             _verify_integrity(ctx, "while the candidate was built")
+            before = inductor_counters()
             passed = run_rounds(candidate, rounds, judge_round, manifest.mutates, "candidate", harness.repeat_runs)
             metrics, compile_s["candidate"] = passed.worst, round(passed.first_call_s, 3)
+            candidate_compile = f" (Inductor: {events})" if (events := events_since(before)) else ""
             _verify_integrity(ctx, "while the candidate ran")
             check_precision(metrics, list(baseline_errors.values()), tolerance, factor, harness.calibration_floor)
         del rounds
-        phase(f"{label}: candidate checked")
+        phase(f"{label}: candidate checked{candidate_compile}")
         calls = {"baseline": _caller(baselines[chosen])}
         if candidate is not None:
             calls["candidate"] = _caller(candidate)

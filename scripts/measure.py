@@ -92,7 +92,8 @@ def fastkernels(out: Path, *overrides: str) -> tuple[list[dict], float]:
 
 def phase_name(text: str) -> str:
     """A worker log line as the phase it ends, without the task/case, counts and implementation names."""
-    text = re.sub(r"\s*\(.*\)", "", re.sub(r"^[^\s/]+/[^\s:]+: ", "", text)).split(":")[0]
+    # each parenthesised note (one level of nesting inside it allowed) goes, not the text between two of them
+    text = re.sub(r"\s*\([^()]*(\([^()]*\)[^()]*)*\)", "", re.sub(r"^[^\s/]+/[^\s:]+: ", "", text)).split(":")[0]
     text = re.sub(r"^\d+ ", "", text)
     text = re.sub(r"^case \S+ \S+$", "case verdict", text)
     return re.sub(r"^baseline \S+ chosen$", "baseline chosen", text)

@@ -29,7 +29,7 @@ def test_noop_rows_and_worker_time_of_a_cut_short_run(tmp_path):
         (workers / f"{task}.rows.jsonl").write_text("".join(json.dumps(row) + "\n" for row in task_rows))
     (workers / "a.log").write_text("[    1.00 s] torch imported\n[    4.00 s] case c0 PASSED\n[    6.00 s] case c1 PASSED\n")
     (workers / "b.log").write_text("[    1.00 s] torch imported\n[    2.00 s] case c0 PASSED\n"
-                                   "[    8.00 s] b/c1: 1 baseline(s) checked\n"
+                                   "[    8.00 s] b/c1: 1 baseline(s) checked (Inductor: native: fxgraph_cache_miss +1 (cold))\n"
                                    "[    9.00 s] b/c1: timed (50 pairs, 0.40 s of it judging rechecks)\n"
                                    "[   10.00 s] case c1 PASSED\n")
     out = subprocess.run([sys.executable, str(SCRIPT), "--parts", "none", "--noop-rows", str(tmp_path / "run"),

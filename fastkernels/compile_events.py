@@ -1,0 +1,33 @@
+"""What Inductor did during an implementation's first calls: FX graph cache hits and misses, autotuning benchmarks.
+
+Under max-autotune every compile that misses the caches benchmarks launch configurations again and can settle on
+another one, so two instances of one implementation can differ by several percent (noop rows on the H200,
+2026-11-30). The worker log names these events per implementation, so a noop row away from 1 shows whether its
+candidate compiled afresh. Read from Dynamo's process-wide counters; nothing here changes what is compiled.
+"""
+
+from __future__ import annotations
+
+# The counters that tell a cache hit from a fresh compile and say how much autotuning it ran.
+_SHOWN = ("fxgraph_cache_hit", "fxgraph_cache_miss", "fxgraph_cache_bypass", "autograd_cache_hit",
+          "autograd_cache_miss", "coordesc_tuning_bench", "InductorBenchmarker.benchmark_gpu")
+
+
+def inductor_counters() -> dict[str, int]:
+    """A snapshot of Dynamo's `inductor` and `aot_autograd` counters ({} where torch has none)."""
+    try:
+        from torch._dynamo.utils import counters
+    except ImportError:
+        return {}
+    return {key: int(value) for group in ("inductor", "aot_autograd") for key, value in counters.get(group, {}).items()}
+
+
+def events_since(before: dict[str, int]) -> str:
+    """The shown counters that grew since `before`, as `name +n` joined by commas ("" when none did)."""
+    after = inductor_counters()
+    grown = []
+    for key in sorted(after):
+        shown = next((name for name in _SHOWN if key.endswith(name)), None)
+        if shown is not None and after[key] > before.get(key, 0):
+            grown.append(f"{shown.split('.')[-1]} +{after[key] - before.get(key, 0)}")
+    return ", ".join(grown)
