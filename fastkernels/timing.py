@@ -77,6 +77,15 @@ class CallCheck:
     lag_ms: float
 
 
+def _waited_for_device(shorter: tuple[int, int], longer: tuple[int, int]) -> bool:
+    """Whether a call that caught up behind a pad of `shorter[0]` cycles and again behind `longer[0]` waited for the
+    device inside itself (a `.item()`, a host copy, a synchronize): its host time grew with the pad, by at least half
+    the added pad (at 2 GHz, 0.5 ns a cycle). A call that only launches slowly takes the same host time behind either
+    pad, and its pad keeps growing until the launch fits."""
+    added_ns = (longer[0] - shorter[0]) / 2
+    return longer[1] - shorter[1] >= added_ns / 2
+
+
 class CudaEventClock:
     """CUDA events on the current stream around one call, measuring device time.
 
@@ -84,10 +93,13 @@ class CudaEventClock:
     ahead of the start event, so the device is still busy while the host launches the call: the interval holds the
     call's device work, not the host's launch latency (which CUDA graphs remove in production). The pad is sized per
     `key` (one case, shared by its implementations: time_interleaved): it starts at `pad_us` and doubles, up to
-    `max_pad_us`, whenever the device had already reached the start event when the host finished queuing the call, a sign that the device may
-    have waited for the host inside the interval; that call is then timed again. So a call that takes the host 20 us
-    to launch is not made to wait behind a pad sized for one that takes 2 ms, and no interval holds host latency
-    unless the launch takes longer than `max_pad_us`. Host latency can only lengthen an interval, never shorten it.
+    `max_pad_us`, whenever the device had already reached the start event when the host finished queuing the call, a
+    sign that the device may have waited for the host inside the interval; that call is then timed again. So a call
+    that takes the host 20 us to launch is not made to wait behind a pad sized for one that takes 2 ms, and no
+    interval holds host latency unless the launch takes longer than `max_pad_us`. A call that waits for the device
+    inside itself (its host time grew with the doubled pad) keeps the interval of the longer pad but does not grow
+    the case's pad: no pad could keep its wait out, and before this every call of such a case (Liger's MoE experts)
+    waited behind the largest pad, 20 ms. Host latency can only lengthen an interval, never shorten it.
     """
 
     name = "cuda_events"
@@ -111,6 +123,7 @@ class CudaEventClock:
         self._first_cycles, self._max_cycles = int(pad_us * 2000), max(int(max_pad_us * 2000), int(pad_us * 2000))
         self._pads: dict[str, int] = {}
         self.retimed = 0  # calls timed again behind a longer pad
+        self.waited = 0  # calls that waited for the device inside themselves (the pad was not grown for them)
         self.last_check: CallCheck | None = None
 
     def pad_us(self, key: str = "") -> float:
@@ -119,6 +132,7 @@ class CudaEventClock:
 
     def time_call(self, call: Callable[[], Any], prepare: Callable[[], None] | None = None, key: str = "") -> float:
         cycles = max(self._pads.get(key, 0), self._first_cycles)  # a pad only grows, from the first
+        shorter: tuple[int, int] | None = None  # (pad cycles, host ns in the call) of the attempt before a doubling
         while True:
             self._device_sync()
             if prepare is not None:
@@ -128,6 +142,7 @@ class CudaEventClock:
             began = _perf_counter_ns()
             self._record(self._start)
             call()
+            queued = _perf_counter_ns()
             self._record(self._end)
             caught_up = bool(cycles) and self._reached(self._start)
             self._wait(self._end)
@@ -136,9 +151,14 @@ class CudaEventClock:
             device_done = _perf_counter_ns()
             if not caught_up or cycles >= self._max_cycles:
                 break
+            if shorter is not None and _waited_for_device(shorter, (cycles, queued - began)):
+                cycles = shorter[0]  # a longer pad only lengthens its wait: the pad is not grown on its account
+                self.waited += 1
+                break
+            shorter = (cycles, queued - began)
             cycles = min(2 * cycles, self._max_cycles)
             self.retimed += 1
-        self._pads[key] = cycles
+        self._pads[key] = max(self._pads.get(key, 0), cycles)
         event_ms = float(self._elapsed(self._start, self._end))
         self.last_check = CallCheck(event_ms, (device_done - began) / 1e6, (device_done - stream_done) / 1e6)
         return event_ms

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from fastkernels import timing
 from fastkernels.timing import CudaEventClock, time_interleaved
 
 
@@ -35,6 +36,9 @@ class FakeDevice:
         self.now += host_us
         self.queue(work_us)
 
+    def host_ns(self) -> int:
+        return int(self.now * 1000)
+
 
 @pytest.fixture
 def device(monkeypatch) -> FakeDevice:
@@ -60,6 +64,7 @@ def device(monkeypatch) -> FakeDevice:
     monkeypatch.setattr(torch.cuda, "synchronize", fake.sync)
     monkeypatch.setattr(torch.cuda, "_sleep", fake.spin)
     monkeypatch.setattr(torch.cuda, "Event", Event)
+    monkeypatch.setattr(timing, "_perf_counter_ns", fake.host_ns)
     return fake
 
 
@@ -144,3 +149,39 @@ def test_a_pad_written_down_to_nothing_starts_again_from_the_first_pad(device):
     clock._pads["a"] = 0  # what code reaching the clock could write: it gets the first pad, never less
     clock.time_call(lambda: device.launch(host_us=5, work_us=10), key="a")
     assert device.spins == [50]
+
+
+def test_a_call_that_waits_for_the_device_inside_itself_does_not_grow_the_pad(device):
+    # Liger's MoE experts read a routing count back to the host: behind any pad the device reaches the start event
+    # first, and the pad used to double up to its largest (20 ms) for every call of the case
+    clock = CudaEventClock(pad_us=50, max_pad_us=20000)
+
+    def syncing() -> None:
+        device.launch(host_us=20, work_us=100)
+        device.sync()  # .item(): the host waits for the pad and the work queued so far
+        device.launch(host_us=20, work_us=100)
+
+    measured = clock.time_call(syncing, key="moe")
+    assert device.spins == [50, 100]  # one doubling shows the host's time grew with the pad: no more
+    assert clock.pad_us("moe") == 50 and clock.waited == 1 and clock.retimed == 1
+    assert measured >= 0.200  # its interval: both parts of its work and the host's wait between them
+    clock.time_call(syncing, key="moe")
+    assert device.spins[2:] == [50, 100] and clock.pad_us("moe") == 50
+
+
+def test_a_slow_launcher_still_grows_the_shared_pad_when_the_other_implementation_waits_for_the_device(device):
+    # a candidate that syncs inside itself cannot keep the case's pad short for a Python-heavy baseline: the
+    # baseline's own catch-ups grow it, and the baseline's interval stays free of its host latency
+    clock = CudaEventClock(pad_us=50, max_pad_us=20000)
+
+    def syncing(_inputs) -> None:
+        device.launch(host_us=5, work_us=10)
+        device.sync()
+
+    def slow_launcher(_inputs) -> None:
+        device.launch(host_us=300, work_us=10)
+
+    samples = time_interleaved({"baseline": slow_launcher, "candidate": syncing}, [None], clock, warmup=1,
+                               iterations=4, label="task/case")
+    assert clock.pad_us("task/case") == 400
+    assert samples["baseline"] == pytest.approx([0.010] * 4)
