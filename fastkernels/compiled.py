@@ -25,15 +25,6 @@ import torch
 # harness captures graphs itself and times eager calls as eager.
 MAX_AUTOTUNE = "max-autotune-no-cudagraphs"
 
-# What each mode compiles with. The max-autotune mode's coordinate-descent tuning is left out: under torch 2.11 an
-# instance whose graph came from the FX graph cache ran it again at its first call (the worker logs' Inductor notes,
-# H200, 2026-11-30: 5 of 17 max-autotune noop candidates), benchmarked afresh and settled on another configuration,
-# so two instances of one baseline differed by up to 13.7%. A baseline whose speed is drawn anew in every process
-# cannot be reproduced; max-autotune's own search over its configuration list is kept, and cached for later instances.
-MODE_OPTIONS: dict[str, dict[str, Any]] = {
-    MAX_AUTOTUNE: {"max_autotune": True, "coordinate_descent_tuning": False},
-}
-
 
 def compiled(cls: type, mode: str | None = None) -> type:
     """`cls` with its forward compiled by Inductor (per instance, on first call)."""
@@ -43,8 +34,7 @@ def compiled(cls: type, mode: str | None = None) -> type:
         if function is None:
             # a bound method, not a functools.partial: Dynamo wraps a partial in one shared `inner` frame
             eager_forward = types.MethodType(private_code(cls.forward), self)
-            settings = {"options": MODE_OPTIONS[mode]} if mode in MODE_OPTIONS else {"mode": mode}
-            function = self.__dict__["_inductor_forward"] = torch.compile(eager_forward, dynamic=False, **settings)
+            function = self.__dict__["_inductor_forward"] = torch.compile(eager_forward, dynamic=False, mode=mode)
         return function(*args, **kwargs)
 
     forward.__signature__ = inspect.signature(cls.forward)  # type: ignore[attr-defined]

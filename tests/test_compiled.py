@@ -58,29 +58,3 @@ def test_each_compiled_instance_keeps_its_own_dynamo_cache():
     codes = [module._inductor_forward._torchdynamo_orig_callable.__func__.__code__ for module in (first, second)]
     assert codes[0] is not codes[1] and codes[0] == codes[1]
     assert [len(_debug_get_cache_entry_list(code)) for code in codes] == [1, 1]
-
-
-def test_max_autotune_compiles_without_coordinate_descent_tuning(monkeypatch):
-    """Coordinate-descent tuning ran again in a later instance loaded from the FX graph cache (torch 2.11, H200) and
-    drew another configuration than the first: max-autotune's baselines search their configuration list only, and
-    every other mode goes to torch.compile by name."""
-    import fastkernels.compiled as module
-
-    seen: list[dict] = []
-
-    def fake_compile(function, **settings):
-        seen.append(settings)
-        return function
-
-    monkeypatch.setattr(module.torch, "compile", fake_compile)
-    native = production_class("silu_and_mul", "torch_native")
-    x = torch.randn(3, 2 * 8)
-    compiled(native, module.MAX_AUTOTUNE)()(x)
-    compiled(native, "reduce-overhead")()(x)
-    compiled(native)()(x)
-    assert seen == [{"dynamic": False, "options": {"max_autotune": True, "coordinate_descent_tuning": False}},
-                    {"dynamic": False, "mode": "reduce-overhead"}, {"dynamic": False, "mode": None}]
-    # the mode's other settings are the ones torch gives max-autotune-no-cudagraphs
-    from torch._inductor import list_mode_options
-    assert list_mode_options(module.MAX_AUTOTUNE) | module.MODE_OPTIONS[module.MAX_AUTOTUNE] == \
-        module.MODE_OPTIONS[module.MAX_AUTOTUNE]
