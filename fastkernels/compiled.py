@@ -5,11 +5,15 @@ framework's own path is several PyTorch kernels (vLLM's forward_native, timm's b
 subclass with the same constructor, parameters and forward signature whose forward is compiled on first call
 (`dynamic=False`: one graph per case shape, as a serving engine warms up per batch size).
 
-Each instance compiles its own copy of the forward's code object. Dynamo keeps compiled graphs and their guards per
-code object, newest first, so instances sharing one (a `functools.partial` of it compiles as Dynamo's one shared
-wrapper frame) pay for each other's guard checks: the later-built instance, a noop candidate, ran 10% faster than
-the baseline at 7 µs (timestep_embedding, H200, 2026-11-30). Shared entries could also reach Dynamo's recompile
-limit, past which it runs eager. In production one instance owns its code.
+Every instance of one compiled class runs one compiled function, which takes the instance as its first argument:
+Dynamo inlines the module and lifts its parameters into graph inputs, so instances of one case share one cache entry,
+one graph and the same Triton kernels with the launch configurations their first call tuned. Before, each instance
+compiled a private copy; under max-autotune a later copy loaded from the FX graph cache ran coordinate-descent
+tuning again (torch 2.11) and drew another configuration, so a noop candidate differed from its baseline by up to
+13.7% (H200, 2026-11-30). Sharing the entry also keeps what the private copies avoided: instances whose guards
+differ would each add an entry that every call checks, newest first (a `functools.partial` that compiled as one
+shared wrapper frame made a noop candidate 10% faster at 7 µs); tests/test_compiled.py asserts, for every compiled
+task, that a second instance of a case adds no entry.
 """
 
 from __future__ import annotations
@@ -27,19 +31,22 @@ MAX_AUTOTUNE = "max-autotune-no-cudagraphs"
 
 
 def compiled(cls: type, mode: str | None = None) -> type:
-    """`cls` with its forward compiled by Inductor (per instance, on first call)."""
+    """`cls` with its forward compiled by Inductor: one compiled function for all its instances, built on first call."""
+    eager_forward = cls.forward
+
+    def call_forward(module: torch.nn.Module, *args: Any, **kwargs: Any) -> Any:
+        return eager_forward(module, *args, **kwargs)
+
+    # a code object of this class's own: Dynamo keeps its cache per code object, and every `compiled` class would
+    # otherwise share `call_forward`'s
+    shared = torch.compile(private_code(call_forward), dynamic=False, mode=mode)
 
     def forward(self: torch.nn.Module, *args: Any, **kwargs: Any) -> Any:
-        function = self.__dict__.get("_inductor_forward")
-        if function is None:
-            # a bound method, not a functools.partial: Dynamo wraps a partial in one shared `inner` frame
-            eager_forward = types.MethodType(private_code(cls.forward), self)
-            function = self.__dict__["_inductor_forward"] = torch.compile(eager_forward, dynamic=False, mode=mode)
-        return function(*args, **kwargs)
+        return shared(self, *args, **kwargs)
 
     forward.__signature__ = inspect.signature(cls.forward)  # type: ignore[attr-defined]
     forward.__doc__ = f"{cls.__qualname__}.forward compiled by Inductor."
-    return type(cls.__name__, (cls,), {"forward": forward, "__module__": cls.__module__,
+    return type(cls.__name__, (cls,), {"forward": forward, "__module__": cls.__module__, "_inductor_forward": shared,
                                        "__doc__": f"{cls.__name__}, forward compiled by Inductor."})
 
 

@@ -26,8 +26,9 @@ first) to show such a pattern. This script times, with the harness's own clock, 
                         did meanwhile (FX graph cache hits and misses, autotuning benchmarks): a second instance
                         that compiles and benchmarks again can draw another configuration than the first
   configs               --configs: the launch configuration Inductor's runtime autotuner settled on for every
-                        Triton kernel of every instance, after the comparisons (under max-autotune each instance
-                        benchmarks its own: when the instances' picks differ, the noop row is an autotuning draw)
+                        Triton kernel of every instance, after the comparisons (instances of a compiled class share
+                        one compiled function since 2026-11-30, so one set; private copies under max-autotune could
+                        tune again and differ: then the noop row was an autotuning draw)
   graph     A0 vs X_k   --graphs K: A and B each captured K times into CUDA graphs (each capture its own memory
                         pool, all on one set of static inputs, as graphs.py captures), every capture replayed against
                         A's first as the harness times graphs: when captures of one instance differ as much as

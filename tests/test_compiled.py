@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 import torch
 
+from fastkernels.build import build, eager_classes, reference_state
 from fastkernels.compiled import compiled
 from fastkernels.implementations import check_interface, load_implementation
-from task_library import REGISTRY, judged_on_cpu_cases, production_class
+from task_library import REGISTRY, case_inputs, eager_class, judged_on_cpu_cases, production_class
 
 
 def test_a_compiled_production_path_has_the_interface_state_and_values_of_the_original():
@@ -42,19 +43,49 @@ def test_every_inductor_production_path_passes_its_task_on_the_cpu_cases(task, n
         pytest.skip(f"Inductor cannot compile on this machine: {str(error).splitlines()[0]}")
 
 
-def test_each_compiled_instance_keeps_its_own_dynamo_cache():
-    """Two instances sharing a code object check each other's guards (newest first), so the later-built one, a noop
-    candidate, ran faster than the baseline it copies; each instance compiles a private copy of the forward."""
+def _entries(cls: type) -> int:
     from torch._dynamo.eval_frame import _debug_get_cache_entry_list
 
+    return len(_debug_get_cache_entry_list(cls._inductor_forward._torchdynamo_orig_callable.__code__))
+
+
+def test_instances_of_one_case_share_one_compiled_entry_and_a_new_shape_adds_one():
+    """A noop candidate runs its baseline's compiled graph and kernels (under max-autotune, the configurations the
+    first call tuned), and no instance checks another's guards first."""
     fused = compiled(production_class("silu_and_mul", "torch_native"))
     first, second = fused(), fused()
-    x = torch.randn(4, 2 * 16)
     torch._dynamo.reset()
     try:
-        first(x), second(x), first(x)
+        first(torch.randn(4, 2 * 16))
     except Exception as error:  # noqa: BLE001 - Inductor's CPU backend needs a working C++ toolchain
         pytest.skip(f"Inductor cannot compile on this machine: {error}")
-    codes = [module._inductor_forward._torchdynamo_orig_callable.__func__.__code__ for module in (first, second)]
-    assert codes[0] is not codes[1] and codes[0] == codes[1]
-    assert [len(_debug_get_cache_entry_list(code)) for code in codes] == [1, 1]
+    second(torch.randn(4, 2 * 16))
+    first(torch.randn(4, 2 * 16))
+    assert _entries(fused) == 1
+    second(torch.randn(6, 2 * 16))  # another case's shape (dynamic=False): its own graph
+    assert _entries(fused) == 2
+    assert _entries(compiled(production_class("silu_and_mul", "torch_native"))) == 0  # each class its own cache
+
+
+@pytest.mark.parametrize("task, name", COMPILED, ids=[f"{task}-{name}" for task, name in COMPILED])
+def test_a_second_instance_of_every_compiled_task_reuses_the_first_ones_entry(task, name):
+    """Guards that single out an instance (an attribute matched by identity) would give each instance an entry of
+    its own, checked newest first: the later-built noop candidate would then skip the baseline's guards."""
+    manifest = REGISTRY.get(task)
+    impl = next(i for i in manifest.implementations.production if i.name == name)
+    cls = load_implementation(REGISTRY.directory(task), impl, "cuda")
+    components = eager_classes(REGISTRY, REGISTRY.closure(task), "cpu")
+    case = next(c for c in manifest.cases if c.tier == "cpu")
+    state = reference_state(manifest, case, eager_class(task), components, "cpu", 0)
+    torch._dynamo.reset()
+    with torch.no_grad():
+        first = build(cls, case, components, state, "cpu", "baseline")
+        try:
+            first(**case_inputs(task, case.name, 0))
+        except (torch._dynamo.exc.BackendCompilerFailed, torch._inductor.exc.InductorError) as error:
+            pytest.skip(f"Inductor cannot compile on this machine: {str(error).splitlines()[0]}")
+        entries = _entries(cls)
+        second = build(cls, case, components, state, "cpu", "candidate")
+        second(**case_inputs(task, case.name, 1))
+        first(**case_inputs(task, case.name, 2))
+    assert entries >= 1 and _entries(cls) == entries
