@@ -8,18 +8,25 @@ candidate compiled afresh. Read from Dynamo's process-wide counters; nothing her
 
 from __future__ import annotations
 
-# The counters that tell a cache hit from a fresh compile and say how much autotuning it ran.
+# The counters that tell a cache hit from a fresh compile, say how much autotuning it ran, and whether Dynamo gave
+# up compiling a function (past its recompile limit it runs the function eagerly: a compiled baseline gone eager).
 _SHOWN = ("fxgraph_cache_hit", "fxgraph_cache_miss", "fxgraph_cache_bypass", "autograd_cache_hit",
-          "autograd_cache_miss", "coordesc_tuning_bench", "InductorBenchmarker.benchmark_gpu")
+          "autograd_cache_miss", "coordesc_tuning_bench", "InductorBenchmarker.benchmark_gpu", "recompile_limit_hit")
+_RECOMPILE_LIMIT = "Dynamo recompile limit exceeded"  # how Dynamo's `unimplemented` counter names it
 
 
 def inductor_counters() -> dict[str, int]:
-    """A snapshot of Dynamo's `inductor` and `aot_autograd` counters ({} where torch has none)."""
+    """A snapshot of Dynamo's `inductor` and `aot_autograd` counters, and of its recompile-limit hits as
+    `recompile_limit_hit` ({} where torch has none)."""
     try:
         from torch._dynamo.utils import counters
     except ImportError:
         return {}
-    return {key: int(value) for group in ("inductor", "aot_autograd") for key, value in counters.get(group, {}).items()}
+    found = {key: int(value) for group in ("inductor", "aot_autograd") for key, value in counters.get(group, {}).items()}
+    hits = sum(int(value) for key, value in counters.get("unimplemented", {}).items() if key.startswith(_RECOMPILE_LIMIT))
+    if hits:
+        found["recompile_limit_hit"] = hits
+    return found
 
 
 def events_since(before: dict[str, int]) -> str:

@@ -100,6 +100,7 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
         baselines, baseline_errors, alternatives, rejected = {}, {}, {}, []
         compile_s: dict[str, float] = {}  # first calls beyond a steady call: compiling, autotuning (checks.py)
         compiles: list[str] = []  # what Inductor did in each implementation's first calls (compile_events.py)
+        gone_eager: list[str] = []
         alternatives.update({name: f"unavailable: {why}" for name, why in plan.unavailable.items()})
         for impl in plan.baselines:
             try:
@@ -112,6 +113,8 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
                 passed = run_rounds(module, rounds, judge_round, manifest.mutates, impl.name, harness.repeat_runs)
                 baseline_errors[impl.name], compile_s[impl.name] = passed.worst, round(passed.first_call_s, 3)
                 compiles += [f"{impl.name}: {events}"] if (events := events_since(before)) else []
+                if "recompile_limit_hit" in events:  # Dynamo gave up on it: some of its calls run eagerly
+                    gone_eager.append(impl.name)
                 baselines[impl.name] = module
             except CaseFailure as failure:
                 alternatives[impl.name] = f"rejected: {failure.reason}"
@@ -196,6 +199,8 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
     notes = _weaker_baseline_notes(plan, rejected, ctx.device, chosen) if production else []
     if fresh.note():
         notes.append(fresh.note())
+    if chosen in gone_eager:
+        notes.append(f"the baseline {chosen} hit Dynamo's recompile limit: some of its calls ran uncompiled")
     if candidate is None:
         fields["review"] = "; ".join(notes)
         roofline = roofline_fields(manifest, case, ctx.profile, sets[0], output, state, base.median_ms, None)

@@ -30,3 +30,18 @@ def test_a_cache_hit_and_aot_autograds_hit_are_named():
     counters["inductor"]["fxgraph_cache_hit"] += 1
     counters["aot_autograd"]["autograd_cache_hit"] += 1
     assert events_since(before) == "autograd_cache_hit +1, fxgraph_cache_hit +1"
+
+
+def test_a_function_dynamo_stopped_compiling_past_its_recompile_limit_is_named():
+    """Past the limit Dynamo runs the function eagerly: a compiled baseline would be timed as plain PyTorch."""
+    import torch
+
+    @torch.compile(dynamic=False, backend="eager")
+    def double(x):
+        return x * 2
+
+    before = inductor_counters()
+    with torch._dynamo.config.patch(recompile_limit=1):
+        double(torch.ones(1))
+        double(torch.ones(2))
+    assert "recompile_limit_hit +1" in events_since(before)
