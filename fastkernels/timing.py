@@ -123,7 +123,7 @@ class CudaEventClock:
         self._first_cycles, self._max_cycles = int(pad_us * 2000), max(int(max_pad_us * 2000), int(pad_us * 2000))
         self._pads: dict[str, int] = {}
         self.retimed = 0  # calls timed again behind a longer pad
-        self.waited = 0  # calls that waited for the device inside themselves (the pad was not grown for them)
+        self.waited: dict[str, int] = {}  # per key: calls that waited for the device inside themselves (no growth)
         self.last_check: CallCheck | None = None
 
     def pad_us(self, key: str = "") -> float:
@@ -153,7 +153,7 @@ class CudaEventClock:
                 break
             if shorter is not None and _waited_for_device(shorter, (cycles, queued - began)):
                 cycles = shorter[0]  # a longer pad only lengthens its wait: the pad is not grown on its account
-                self.waited += 1
+                self.waited[key] = self.waited.get(key, 0) + 1
                 break
             shorter = (cycles, queued - began)
             cycles = min(2 * cycles, self._max_cycles)
@@ -213,10 +213,13 @@ def time_interleaved(
 
 
 def pad_note(clock: Clock, label: str) -> str:
-    """", launch pad X us" for a log line: the pad the clock settled on for `label`'s calls, or "" for a clock
-    without pads."""
+    """", launch pad X us" for a log line: the pad the clock settled on for `label`'s calls (and how many of them
+    waited for the device inside themselves), or "" for a clock without pads."""
     pads = getattr(clock, "pad_us", None)
-    return f", launch pad {pads(label):.0f} us" if pads is not None else ""
+    if pads is None:
+        return ""
+    waited = getattr(clock, "waited", {}).get(label, 0)
+    return f", launch pad {pads(label):.0f} us" + (f", {waited} calls waited for the device" if waited else "")
 
 
 def _keep_last(produced: list[Any], output: Any) -> None:

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from fastkernels import timing
-from fastkernels.timing import CudaEventClock, time_interleaved
+from fastkernels.timing import CudaEventClock, pad_note, time_interleaved
 
 
 class FakeDevice:
@@ -163,10 +163,11 @@ def test_a_call_that_waits_for_the_device_inside_itself_does_not_grow_the_pad(de
 
     measured = clock.time_call(syncing, key="moe")
     assert device.spins == [50, 100]  # one doubling shows the host's time grew with the pad: no more
-    assert clock.pad_us("moe") == 50 and clock.waited == 1 and clock.retimed == 1
+    assert clock.pad_us("moe") == 50 and clock.waited == {"moe": 1} and clock.retimed == 1
     assert measured >= 0.200  # its interval: both parts of its work and the host's wait between them
     clock.time_call(syncing, key="moe")
     assert device.spins[2:] == [50, 100] and clock.pad_us("moe") == 50
+    assert pad_note(clock, "moe") == ", launch pad 50 us, 2 calls waited for the device"
 
 
 def test_a_slow_launcher_still_grows_the_shared_pad_when_the_other_implementation_waits_for_the_device(device):
