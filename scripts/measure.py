@@ -166,7 +166,8 @@ def worker_seconds(runs: list[Path], rows: list[dict]) -> dict:
 
 def noop_distribution(rows: list[dict]) -> dict:
     """Print the noop |1 - s| distribution and every row over 2%, saying whether its 95% interval excludes 1
-    (a systematic difference between two instances of the same module) or not (noise the time cap left)."""
+    (a systematic difference between two instances of the same module) or not (noise the time cap left), and how
+    long its candidate's first call took beyond a steady one where the row says (`compile_s`)."""
     unique: dict[tuple[str, str], dict] = {}
     for row in rows:
         unique.setdefault((row["task"], row["case"]), row)
@@ -179,7 +180,11 @@ def noop_distribution(rows: list[dict]) -> dict:
             break
         low, high = row.get("speedup_ci95") or (float("nan"), float("nan"))
         kind = "systematic (interval excludes 1)" if low > 1 or high < 1 else "noise (interval holds 1)"
-        print(f"  {row['task']}/{row['case']} [{row['baseline_impl']}, {row['baseline_ms'] * 1e3:.1f} us]:"
+        first = row.get("compile_s")
+        first = first.get("candidate") if isinstance(first, dict) else None
+        # a noop candidate that spent long over its first call compiled (and, under max-autotune, tuned) afresh
+        first_note = f", candidate's first call +{first:.2f} s" if first is not None else ""
+        print(f"  {row['task']}/{row['case']} [{row['baseline_impl']}, {row['baseline_ms'] * 1e3:.1f} us{first_note}]:"
               f" {row['speedup']:.4f} [{low:.3f}, {high:.3f}] {kind}")
     summary = dict(noop_median_dev=median, noop_max_dev=largest, noop_rows=len(timed))
     summary.update(graph_distribution(timed))

@@ -23,7 +23,7 @@ def test_noop_rows_and_worker_time_of_a_cut_short_run(tmp_path):
     workers.mkdir(parents=True)
     rows = {"a": [_row("a", "c0", 1.001, [0.99, 1.01]) | {"graph_speedup": 0.985, "graph_sync_lag_ms": [0.004, 0.006]},
                   _row("a", "c1", 1.05, [1.03, 1.07], lags=(0.010, 0.0065)) | {"graph_speedup": 1.004}],
-            "b": [_row("b", "c0", 0.97, [0.90, 1.02]) | {"compile_s": 0.5},
+            "b": [_row("b", "c0", 0.97, [0.90, 1.02]) | {"compile_s": {"native": 0.09, "candidate": 0.41}},
                   _row("b", "c1", 0.999, [0.99, 1.01]) | {"compile_s": {"native": 5.0, "candidate": 0.5}}]}
     for task, task_rows in rows.items():
         (workers / f"{task}.rows.jsonl").write_text("".join(json.dumps(row) + "\n" for row in task_rows))
@@ -38,7 +38,8 @@ def test_noop_rows_and_worker_time_of_a_cut_short_run(tmp_path):
     assert "noop: 4/4 rows PASSED over 2 tasks; median |1-s| = 0.0155, max |1-s| = 0.0500 (a/c1);" \
            " 2 rows over 2%, 2 over 1%" in out
     assert "a/c1 [native, 10.0 us]: 1.0500 [1.030, 1.070] systematic (interval excludes 1)" in out
-    assert "b/c0 [native, 10.0 us]: 0.9700 [0.900, 1.020] noise (interval holds 1)" in out
+    assert "b/c0 [native, 10.0 us, candidate's first call +0.41 s]: 0.9700 [0.900, 1.020] noise (interval holds 1)" \
+        in out
     # graph replay, where the run timed it (two rows here): |1-s| = 0.015, 0.004
     assert "noop under graph replay: 2 rows; median |1-s| = 0.0095, max |1-s| = 0.0150 (a/c0); 0 rows over 2%," \
            " 1 over 1%" in out
