@@ -1,7 +1,8 @@
 """GPU-only parts of the measurement protocol, run on the device (skipped without CUDA): work on side streams is
 caught, CUDA-graph timing reports beside eager timing, an uncapturable candidate is noted not failed, a candidate
 whose graph records no work is caught, and so is one whose graph is right only on its first replay; uninitialised output memory never passes for the baseline's freed answer,
-the noop agent comes out at 1.0 in both modes, a helper process with its own GPU context is caught, a
+the noop agent comes out at 1.0 in both modes (and, against a compiled baseline, runs the baseline's compiled
+code), a helper process with its own GPU context is caught, a
 failed capture leaves the device's random generator usable, and the judge replays a slow oracle from a CUDA graph
 that judges as the eager oracle does.
 Run: python -m pytest tests/gpu -q (on a GPU machine)."""
@@ -21,8 +22,8 @@ ROOT = Path(__file__).resolve().parents[2]
 EXPLOITS = Path(__file__).parent / "exploits"
 
 
-def run(run_dir: Path, *overrides: str) -> list[dict]:
-    command = [sys.executable, "-m", "fastkernels", f"hydra.run.dir={run_dir}", "tasks.include=[rms_norm]",
+def run(run_dir: Path, *overrides: str, task: str = "rms_norm") -> list[dict]:
+    command = [sys.executable, "-m", "fastkernels", f"hydra.run.dir={run_dir}", f"tasks.include=[{task}]",
                "harness.max_iterations=100", *overrides]
     subprocess.run(command, cwd=ROOT, check=True, capture_output=True, text=True, timeout=900)
     return [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
@@ -72,6 +73,22 @@ def test_noop_is_one_in_eager_and_graph_timing(tmp_path):
     assert all(row["graph_captures"] >= 2 for row in rows), [(row["case"], row["graph_captures"]) for row in rows]
     assert all(row["graph_speedup_ci95"][0] <= row["graph_speedup"] <= row["graph_speedup_ci95"][1] for row in rows)
     assert all(row["graph_baseline_impl"] == row["baseline_impl"] for row in rows)  # rms_norm's baselines capture
+
+
+def test_a_noop_candidate_of_a_compiled_baseline_runs_the_baselines_compiled_code(tmp_path):
+    """Under max-autotune a second instance that compiled a copy of its own could tune again and launch another
+    configuration (noop rows up to 13.7% off, H200, 2026-11-30): instances share one compiled function, so the noop
+    candidate compiles nothing, and the worker log shows no Inductor event for it."""
+    rows = run(tmp_path, "agent=noop", "harness.cuda_graphs=false", task="softmax")
+    compiled = [row for row in rows if row["baseline_impl"].startswith("torch_compile")]
+    assert compiled, [(row["case"], row["baseline_impl"]) for row in rows]
+    assert all(row["status"] == "PASSED" and abs(1 - row["speedup"]) <= 0.02 for row in rows), [
+        (row["case"], row["baseline_impl"], row["speedup"]) for row in rows]
+    assert all(row["compile_s"]["candidate"] < 0.2 for row in compiled), [
+        (row["case"], row["compile_s"]) for row in compiled]
+    log = (tmp_path / "workers" / "softmax.log").read_text().splitlines()
+    checked = [line for line in log if ": candidate checked" in line]
+    assert len(checked) == len(rows) and not any("(Inductor:" in line for line in checked), checked
 
 
 def test_a_helper_process_with_its_own_gpu_context_is_a_reward_hack(tmp_path):
