@@ -89,3 +89,19 @@ def test_a_second_instance_of_every_compiled_task_reuses_the_first_ones_entry(ta
         second(**case_inputs(task, case.name, 1))
         first(**case_inputs(task, case.name, 2))
     assert entries >= 1 and _entries(cls) == entries
+
+
+def test_no_task_compiles_per_instance_outside_compiled():
+    """A `torch.compile` inside a forward or constructor gives each instance code of its own (a noop candidate's could
+    tune differently from its baseline's): tasks compile through `compiled()` or once at module level."""
+    import ast
+    from pathlib import Path
+
+    offenders = []
+    for path in sorted(Path(REGISTRY.directory("rms_norm")).parents[1].rglob("*.py")):
+        tree = ast.parse(path.read_text(), str(path))
+        for function in (n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
+            for call in (n for n in ast.walk(function) if isinstance(n, ast.Call)):
+                if ast.unparse(call.func) == "torch.compile":
+                    offenders.append(f"{path.name}:{call.lineno} in {function.name}")
+    assert offenders == []
