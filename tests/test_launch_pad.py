@@ -186,3 +186,21 @@ def test_a_slow_launcher_still_grows_the_shared_pad_when_the_other_implementatio
                                iterations=4, label="task/case")
     assert clock.pad_us("task/case") == 400
     assert samples["baseline"] == pytest.approx([0.010] * 4)
+
+
+def test_a_call_that_launches_slowly_before_it_waits_is_still_timed_without_its_launch_latency(device):
+    # the host launches for 300 us, then reads a result back: the pad grows while the host's time stays put, and
+    # once it covers the launch the call's waiting shows; its interval is then its device work and the host's
+    # wake-up between the two parts, not the 300 us launch
+    clock = CudaEventClock(pad_us=50, max_pad_us=20000)
+
+    def launches_then_waits() -> None:
+        device.launch(host_us=300, work_us=10)
+        device.sync()
+        device.launch(host_us=5, work_us=10)
+
+    first = clock.time_call(launches_then_waits, key="k")
+    assert device.spins == [50, 100, 200, 400] and clock.waited == {"k": 1}
+    assert first == pytest.approx(0.025)  # 10 us + the host's 5 us to launch the rest + 10 us
+    assert clock.time_call(launches_then_waits, key="k") == pytest.approx(0.025)
+    assert device.spins[4:] == [200, 400]  # every later call: its case's pad, then the probe that covers its launch
