@@ -13,7 +13,9 @@ tuning again (torch 2.11) and drew another configuration, so a noop candidate di
 13.7% (H200, 2026-11-30). Sharing the entry also keeps what the private copies avoided: instances whose guards
 differ would each add an entry that every call checks, newest first (a `functools.partial` that compiled as one
 shared wrapper frame made a noop candidate 10% faster at 7 µs); tests/test_compiled.py asserts, for every compiled
-task, that a second instance of a case adds no entry.
+task, that a second instance of a case adds no entry. A task's cases (at most five shapes) add one entry each, under
+Dynamo's recompile limit (8), past which it would run later shapes uncompiled: the worker log and the row's review
+say so if a baseline ever reaches it (fastkernels.compile_events).
 """
 
 from __future__ import annotations
