@@ -105,3 +105,26 @@ def test_no_task_compiles_per_instance_outside_compiled():
                 if ast.unparse(call.func) == "torch.compile":
                     offenders.append(f"{path.name}:{call.lineno} in {function.name}")
     assert offenders == []
+
+
+def test_a_noop_run_against_inductor_compiles_only_the_baseline(tmp_path):
+    """End to end through a worker: each case's baseline compiles (its log line names Inductor's cache events), and
+    the noop candidate, another instance of the same compiled class, runs the baseline's compiled code and compiles
+    nothing (the CPU counterpart of tests/gpu's max-autotune check)."""
+    import json
+    import subprocess
+    import sys
+
+    subprocess.run([sys.executable, "-m", "fastkernels", "baseline=inductor", "agent=noop",
+                    "tasks.include=[silu_and_mul]", f"hydra.run.dir={tmp_path}"], check=True, capture_output=True,
+                   timeout=600)
+    rows = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
+    if any("InductorError" in row["reason"] or "BackendCompilerFailed" in row["reason"] for row in rows):
+        pytest.skip(f"Inductor cannot compile on this machine: {rows[0]['reason']}")
+    assert rows and all(row["status"] == "PASSED" and row["baseline_impl"] == "inductor" for row in rows)
+    log = (tmp_path / "workers" / "silu_and_mul.log").read_text().splitlines()
+    baselines = [line for line in log if "baseline(s) checked" in line]
+    candidates = [line for line in log if ": candidate checked" in line]
+    assert len(baselines) == len(candidates) == len(rows)
+    assert all("(Inductor: inductor: " in line and "fxgraph_cache_" in line for line in baselines), baselines
+    assert not any("(Inductor:" in line for line in candidates), candidates
