@@ -99,6 +99,11 @@ def phase_name(text: str) -> str:
     return re.sub(r"^baseline \S+ chosen$", "baseline chosen", text)
 
 
+# A task whose first log line ("torch imported") comes later than this started a lane's fork server; forked from a
+# running one it comes at 0.03-0.04 s (H200, 2026-11-30), a server's own start took 10.5-11 s.
+START_UP_S = 2.0
+
+
 def worker_seconds(runs: list[Path], rows: list[dict]) -> dict:
     """Print the workers' own seconds per task-case, from their logs (the last phase line of each task: seconds
     since its launch), the slowest tasks, and where the time went: the seconds before each phase line, added up by
@@ -108,6 +113,7 @@ def worker_seconds(runs: list[Path], rows: list[dict]) -> dict:
     per_task: dict[str, tuple[float, int]] = {}
     per_phase: dict[str, float] = {}
     rechecks_s = 0.0  # the part of the timed phases the judge's rechecks took (worker logs since 2026-11-30)
+    start_ups: list[float] = []  # the first task of a lane waits for its fork server to import torch and libraries
     for run in runs:
         for log in sorted((run / "workers").glob("*.log")):
             if log.stem in per_task:
@@ -118,6 +124,8 @@ def worker_seconds(runs: list[Path], rows: list[dict]) -> dict:
             cases = sum(1 for line in lines if "] case " in line)
             if stamped and cases:
                 per_task[log.stem] = (stamped[-1][0], cases)
+                if stamped[0][1].startswith("torch imported") and stamped[0][0] > START_UP_S:
+                    start_ups.append(stamped[0][0])
                 previous = 0.0
                 for stamp, text in stamped:
                     judging = re.search(r"pairs, ([0-9.]+) s of it judging rechecks", text)
@@ -134,6 +142,9 @@ def worker_seconds(runs: list[Path], rows: list[dict]) -> dict:
                                      sorted(per_phase.items(), key=lambda item: -item[1])[:8]), flush=True)
     if rechecks_s:
         print(f"  of the timed phases, judging the rechecks: {rechecks_s:.1f} s", flush=True)
+    if start_ups:  # a run pays one per lane, whatever its length: runs stitched together pay it again each
+        print(f"  worker start-ups (a fork server importing torch and the kernel libraries, once a lane and run):"
+              f" {len(start_ups)}, {sum(start_ups):.1f} s", flush=True)
     # Issue #3's overhead target leaves compile time out; on cold caches it sits in the baseline checks (with the
     # baselines' own correctness rounds, so this figure is a little low); on warm caches the total is the figure.
     uncompiled = (total - per_phase.get("baseline checked", 0.0)) / max(1, cases)

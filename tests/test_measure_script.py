@@ -75,3 +75,19 @@ def test_a_task_case_re_run_later_counts_once_from_the_last_run_listed(tmp_path)
                           str(tmp_path / "rerun"), "--out", str(tmp_path / "out")],
                          capture_output=True, text=True, check=True).stdout
     assert "noop: 2/2 rows PASSED over 2 tasks; median |1-s| = 0.0035, max |1-s| = 0.0050 (b/c0);" in out
+
+
+def test_each_lanes_fork_server_start_up_is_counted_apart(tmp_path):
+    # the first task on a lane waits ~10 s for its fork server; a task forked from a running one logs at once
+    for run in ("one", "two"):
+        workers = tmp_path / run / "workers"
+        workers.mkdir(parents=True)
+        for task, first in ((f"{run}_a", 10.50), (f"{run}_b", 0.03)):
+            (workers / f"{task}.rows.jsonl").write_text(json.dumps(_row(task, "c0", 1.0, [0.99, 1.01])) + "\n")
+            (workers / f"{task}.log").write_text(f"[{first:8.2f} s] torch imported (16 CPU threads)\n"
+                                                 f"[{first + 2:8.2f} s] case c0 PASSED\n")
+    out = subprocess.run([sys.executable, str(SCRIPT), "--parts", "none", "--noop-rows", str(tmp_path / "one"),
+                          str(tmp_path / "two"), "--out", str(tmp_path / "out")],
+                         capture_output=True, text=True, check=True).stdout
+    assert "worker start-ups (a fork server importing torch and the kernel libraries, once a lane and run): 2, 21.0 s" \
+        in out
