@@ -2,6 +2,9 @@
 # The GPU measurements, as named steps that each fit one device-tool call (carry .whl; see scripts/device-env.sh):
 #   gpu-tests   the GPU-only measurement and exploit tests (side streams, CUDA graphs, noop in both modes)
 #   noop        agent=noop over $FK_TASKS (default tasks=all), rows and tables in $OUT/noop.tgz
+#   inductor    agent=noop over every task with an Inductor (torch_compile) production implementation, in
+#               $OUT/inductor.tgz; every candidate log line with an Inductor note in inductor-candidates-compiled.txt
+#               (a noop candidate runs its baseline's compiled function: the file should stay empty)
 #   reference   agent=reference over the same tasks, in $OUT/reference.tgz
 #   ceilings    measured copy bandwidth and bf16 GEMM rate (scripts/measure.py)
 #   repeat      one candidate task re-measured five times in fresh runs (scripts/measure.py)
@@ -38,10 +41,19 @@ for step in "$@"; do
   start=$(date +%s)
   case "$step" in
     gpu-tests) python3 -m pytest tests/gpu -q 2>&1 | tee "$out/gpu-tests.log" | tail -5 ;;
-    noop|reference)
-      timeout "${FK_RUN_TIMEOUT:-540}" python3 -m fastkernels hardware="$hardware" "${tasks[@]}" agent="$step" \
+    noop|reference|inductor)
+      agent=$step; selection=("${tasks[@]}")
+      if [ "$step" = inductor ]; then  # every task with an Inductor production implementation, noop
+        agent=noop
+        selection=(tasks=all "tasks.include=[$(python3 -c 'from fastkernels.registry import Registry
+r = Registry()
+print(",".join(n for n in r.names if any(i.name.startswith("torch_compile") for i in r.get(n).implementations.production)))')]")
+      fi
+      timeout "${FK_RUN_TIMEOUT:-540}" python3 -m fastkernels hardware="$hardware" "${selection[@]}" agent="$agent" \
         hydra.run.dir="$out/$step" "${overrides[@]}" 2>&1 | grep -v " PASSED" | tail -12
       python3 scripts/row_summary.py "$out/$step" | tee "$out/$step-rows.txt" | head -40
+      [ "$step" = inductor ] && grep -h ": candidate checked (Inductor" "$out/$step"/workers/*.log \
+        | tee "$out/inductor-candidates-compiled.txt" | head -5
       python3 -m fastkernels.report "$out/$step" > "$out/$step.md" 2>/dev/null \
         || python3 scripts/measure.py --parts none --noop-rows "$out/$step" --out /tmp/measure | tail -12
       tar czf "$out/$step.tgz" -C "$out" "$step" && rm -rf "${out:?}/$step" ;;
@@ -72,7 +84,8 @@ for step in "$@"; do
     ceilings|repeat)
       timeout "${FK_RUN_TIMEOUT:-300}" python3 scripts/measure.py hardware="$hardware" --parts "$step" --out /tmp/measure \
         harness.cuda_graphs=false "${overrides[@]}" 2>&1 | tee -a "$out/measure.txt" ;;
-    *) echo "unknown step $step (gpu-tests, noop, reference, ceilings, repeat, warm, diagnose, calls)"; exit 2 ;;
+    *) echo "unknown step $step (gpu-tests, noop, reference, inductor, ceilings, repeat, warm, diagnose, calls)"
+       exit 2 ;;
   esac
   echo "step $step: $(( $(date +%s) - start )) s"
 done

@@ -38,3 +38,23 @@ def test_the_warm_step_discards_its_rows_but_first_says_how_they_ended(tmp_path)
     summary = (tmp_path / "warm-rows.txt").read_text()
     assert "rows: PASSED" in summary and "REWARD_HACK" not in summary
     assert not Path("/tmp/fk-warm").exists()
+
+
+def test_the_inductor_step_runs_noop_over_the_inductor_tasks_and_lists_candidates_that_compiled(tmp_path):
+    # on the CPU the tasks' torch_compile implementations are cuda-only: baseline=inductor compiles the eager module,
+    # and all Inductor tasks but silu_and_mul are left out to keep it short
+    others = ("adaptive_avg_pool2d,batch_norm_act2d,dlrm_dot_interaction,gelu_and_mul,global_response_norm,group_norm,"
+              "hash_grid_encoding,layer_norm_2d,llama3_rope,maxsim,modulated_layer_norm,mrope,"
+              "per_token_group_quant_fp8,quick_gelu,rope_3d,rotary_embedding,softmax,spherical_harmonics,"
+              "timestep_embedding,topk_routing,upsample_nearest2d,vision_rope_2d")
+    environment = {**os.environ, "FK_HARDWARE": "cpu", "FK_WHEELS": "none", "OUT": str(tmp_path),
+                   "FK_OVERRIDES": f"baseline=inductor tasks.exclude=[{others}] harness.max_iterations=24",
+                   "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    done = subprocess.run(["bash", "scripts/device-session.sh", "inductor"], cwd=ROOT, env=environment,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "step inductor:" in done.stdout
+    with tarfile.open(tmp_path / "inductor.tgz") as archive:
+        names = archive.getnames()
+    assert "inductor/results.jsonl" in names and "inductor/workers/silu_and_mul.log" in names
+    assert (tmp_path / "inductor-candidates-compiled.txt").read_text() == ""  # the noop candidate compiled nothing
