@@ -4,8 +4,8 @@ Code that walks the worker's objects (gc, reached past the static check) finds t
 the harness's own clock, flush and judge client. Writing an attribute into one instance's `__dict__` (a slow
 `forward` for the baseline, a judge that always says "passed", a clock that shortens the candidate's times) patches
 no class, so the namespace snapshot (integrity.py) does not see it. A fingerprint records, by identity, what such a
-write would replace: the instance's class, the callables in its `__dict__`, a function's code and closure cells, a
-module's hooks and the storage of its parameters and buffers. `differences(before, after)` names what moved.
+write would replace: the instance's class, the callables in its `__dict__`, a function's code and closure cells (a
+class's own forward's too, where it has a closure), a module's hooks and the storage of its parameters and buffers. `differences(before, after)` names what moved.
 
 It raises the bar, it is not a seal: in-process code can change anything, including this. The container runner,
 with the candidate under its own user, is the defence that holds (docs/progress.md).
@@ -79,6 +79,11 @@ def _module(name: str, module: torch.nn.Module) -> Fingerprint:
     for path, sub in module.named_modules(remove_duplicate=False):
         where = f"{name}.{path}" if path else name
         found[f"{where}: class"] = ("is", type(sub))
+        forward = type(sub).__dict__.get("forward")
+        if isinstance(forward, types.FunctionType) and forward.__closure__:
+            # a class-level forward's closure: a compiled baseline's holds the compiled function all its instances
+            # run (fastkernels.compiled); swapping that cell slows the baseline and patches no name
+            found.update(_function(f"{where}: class forward", forward))
         for key, value in vars(sub).items():
             if key.endswith("hooks") and isinstance(value, dict):
                 found[f"{where}.{key}"] = tuple(id(hook) for hook in value.values())

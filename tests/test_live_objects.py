@@ -89,3 +89,17 @@ def test_a_fixed_setting_of_a_harness_object_is_compared_by_value():
     assert differences(before, fingerprint("the clock", clock)) == []
     clock._first_cycles = 0  # no launch pad: host latency in every interval
     assert differences(before, fingerprint("the clock", clock)) == ["the clock._first_cycles (100000,) -> (0,)"]
+
+
+def test_the_compiled_function_a_compiled_baselines_class_runs_cannot_be_swapped_unnamed():
+    """Every instance of a compiled class runs the function its class's forward closes over (fastkernels.compiled):
+    a candidate reaching the class through sys.modules could put a slow one in that cell without patching a name."""
+    from fastkernels.compiled import compiled
+
+    fused = compiled(Scale)
+    module = fused()
+    before = fingerprint("baseline", module)
+    cell = next(c for c in fused.__dict__["forward"].__closure__ if c.cell_contents is fused._inductor_forward)
+    cell.cell_contents = lambda self, x: x * 0
+    assert differences(before, fingerprint("baseline", module)) == [
+        "baseline: class forward closure cell 0 replaced"]
