@@ -173,6 +173,7 @@ def main() -> int:
     fractions, limits, eager_ratios, graph_fractions = [], [], [], []
     rows_shown: list[dict] = []  # beside `limits`, in table order
     served: dict[str, int] = {}
+    no_eager: dict[str, int] = {}  # issue #4 asks for the eager time of every case: the ones no run or table gave
     for (task, case), row in sorted(seen.items()):
         limit_s = max((row.get("bytes") or 0) / (args.copy_gbs * 1e9),
                       (row.get("flops") or 0) / (args.gemm_tflops * 1e12))
@@ -187,6 +188,8 @@ def main() -> int:
             eager, mark = carried[(task, case)] * 1e3, CARRIED
         if eager is not None:
             eager_ratios.append(eager / row["baseline_ms"])
+        else:
+            no_eager[task] = no_eager.get(task, 0) + 1
         why = ""
         if fraction < 0.5:
             why = ("launch/latency bound: the limit is under a kernel launch" if limit_s * 1e6 < LAUNCH_BOUND_US
@@ -219,6 +222,9 @@ def main() -> int:
         if eager_ratios:
             print(f"eager module / production baseline time: median {statistics.median(eager_ratios):.1f}x over"
                   f" {len(eager_ratios)} cases")
+        if no_eager:
+            print(f"no eager time for {sum(no_eager.values())} cases (a run with harness.time_eager=true fills them): "
+                  + ", ".join(f"{task} ({count})" for task, count in sorted(no_eager.items())))
         if carried:
             print(f"{CARRIED} eager time carried from {args.eager_from} (an earlier measurement)")
     return 0

@@ -39,6 +39,7 @@ def test_newest_run_gives_the_production_row_an_older_run_the_eager_time_and_gra
     assert lines["c2"].startswith("| t | c2 | native | 40.0 | - | 40.0 | 100% | - | - |")
     assert "3 cases of 1 tasks; median fraction of the limit 80%; 0 weak (< 50%)" in out
     assert "eager module / production baseline time: median 8.0x over 1 cases" in out
+    assert "no eager time for 2 cases (a run with harness.time_eager=true fills them): t (2)" in out
     assert "CUDA-graph replay: median fraction of the limit 100% over the 1 cases timed that way" in out
 
 
