@@ -10,8 +10,9 @@ from __future__ import annotations
 
 # The counters that tell a cache hit from a fresh compile, say how much autotuning it ran, and whether Dynamo gave
 # up compiling a function (past its recompile limit it runs the function eagerly: a compiled baseline gone eager).
-_SHOWN = ("fxgraph_cache_hit", "fxgraph_cache_miss", "fxgraph_cache_bypass", "autograd_cache_hit",
-          "autograd_cache_miss", "coordesc_tuning_bench", "InductorBenchmarker.benchmark_gpu", "recompile_limit_hit")
+RECOMPILE_LIMIT_HIT = "recompile_limit_hit"
+SHOWN = ("fxgraph_cache_hit", "fxgraph_cache_miss", "fxgraph_cache_bypass", "autograd_cache_hit",
+         "autograd_cache_miss", "coordesc_tuning_bench", "benchmark_gpu", RECOMPILE_LIMIT_HIT)
 _RECOMPILE_LIMIT = "Dynamo recompile limit exceeded"  # how Dynamo's `unimplemented` counter names it
 
 
@@ -22,19 +23,25 @@ def inductor_counters() -> dict[str, int]:
         from torch._dynamo.utils import counters
     except ImportError:
         return {}
-    found = {key: int(value) for group in ("inductor", "aot_autograd") for key, value in counters.get(group, {}).items()}
-    hits = sum(int(value) for key, value in counters.get("unimplemented", {}).items() if key.startswith(_RECOMPILE_LIMIT))
+    found = {key: int(value) for group in ("inductor", "aot_autograd")
+             for key, value in counters.get(group, {}).items()}
+    hits = sum(int(value) for key, value in counters.get("unimplemented", {}).items()
+               if key.startswith(_RECOMPILE_LIMIT))
     if hits:
-        found["recompile_limit_hit"] = hits
+        found[RECOMPILE_LIMIT_HIT] = hits
     return found
 
 
-def events_since(before: dict[str, int]) -> str:
-    """The shown counters that grew since `before`, as `name +n` joined by commas ("" when none did)."""
-    after = inductor_counters()
-    grown = []
-    for key in sorted(after):
-        shown = next((name for name in _SHOWN if key.endswith(name)), None)
-        if shown is not None and after[key] > before.get(key, 0):
-            grown.append(f"{shown.split('.')[-1]} +{after[key] - before.get(key, 0)}")
-    return ", ".join(grown)
+def events_since(before: dict[str, int]) -> dict[str, int]:
+    """How much each SHOWN counter grew since `before` (a snapshot of `inductor_counters`), the ones that did."""
+    grown: dict[str, int] = {}
+    for key, value in inductor_counters().items():
+        shown = next((name for name in SHOWN if key.endswith(name)), None)
+        if shown is not None and value > before.get(key, 0):
+            grown[shown] = grown.get(shown, 0) + value - before.get(key, 0)
+    return grown
+
+
+def describe(events: dict[str, int]) -> str:
+    """`events` for a log line: `name +n`, by name, joined by commas ("" when there are none)."""
+    return ", ".join(f"{name} +{count}" for name, count in sorted(events.items()))

@@ -23,9 +23,9 @@ import torch
 from fastkernels.build import build, reference_state
 from fastkernels.clock_policy import throttled
 from fastkernels.checks import (
-    CaseFailure, BaselineTail, TimedRecheck, check_precision, run_rounds, time_rechecked,
+    CaseFailure, BaselineTail, RoundsPassed, TimedRecheck, check_precision, run_rounds, time_rechecked,
 )
-from fastkernels.compile_events import events_since, inductor_counters
+from fastkernels.compile_events import RECOMPILE_LIMIT_HIT, describe, events_since, inductor_counters
 from fastkernels.config import HardwareProfile, HarnessConfig
 from fastkernels.graphs import graph_fields
 from fastkernels.inputs import generator, make_inputs, stream_seed
@@ -109,11 +109,10 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
                 if fallback:  # its library's kernel would not run: timing it would credit the library with another path
                     alternatives[impl.name] = f"not used: {fallback} (its forward would run a fallback path here)"
                     continue
-                before = inductor_counters()
-                passed = run_rounds(module, rounds, judge_round, manifest.mutates, impl.name, harness.repeat_runs)
+                passed, events = _first_calls(module, rounds, judge_round, manifest.mutates, impl.name, harness)
                 baseline_errors[impl.name], compile_s[impl.name] = passed.worst, round(passed.first_call_s, 3)
-                compiles += [f"{impl.name}: {events}"] if (events := events_since(before)) else []
-                if "recompile_limit_hit" in events:  # Dynamo gave up on it: some of its calls run eagerly
+                compiles += [f"{impl.name}: {describe(events)}"] if events else []
+                if RECOMPILE_LIMIT_HIT in events:  # Dynamo gave up on it: some of its calls run eagerly
                     gone_eager.append(impl.name)
                 baselines[impl.name] = module
             except CaseFailure as failure:
@@ -146,10 +145,9 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
         if candidate_impl is not None:
             candidate = _instantiate(candidate_impl, ctx, state, Status.RUNTIME_ERROR, "candidate")
             _verify_integrity(ctx, "while the candidate was built")
-            before = inductor_counters()
-            passed = run_rounds(candidate, rounds, judge_round, manifest.mutates, "candidate", harness.repeat_runs)
+            passed, events = _first_calls(candidate, rounds, judge_round, manifest.mutates, "candidate", harness)
             metrics, compile_s["candidate"] = passed.worst, round(passed.first_call_s, 3)
-            candidate_compile = f" (Inductor: {events})" if (events := events_since(before)) else ""
+            candidate_compile = f" (Inductor: {describe(events)})" if events else ""
             _verify_integrity(ctx, "while the candidate ran")
             check_precision(metrics, list(baseline_errors.values()), tolerance, factor, harness.calibration_floor)
         del rounds
@@ -221,6 +219,16 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
                                   clusters=len(sets)),
         candidate_error=metrics,
     )
+
+
+def _first_calls(
+    module: Any, rounds: list[Inputs], judge_round: Callable[..., Any], mutates: list[str], who: str,
+    harness: HarnessConfig,
+) -> tuple[RoundsPassed, dict[str, int]]:
+    """The correctness rounds (checks.run_rounds), and what Inductor did meanwhile (compile_events.events_since)."""
+    before = inductor_counters()
+    passed = run_rounds(module, rounds, judge_round, mutates, who, harness.repeat_runs)
+    return passed, events_since(before)
 
 
 def _observing(recheck: TimedRecheck, escape: StreamEscape) -> Callable[[str, int, Inputs, Any], None]:

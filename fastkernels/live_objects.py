@@ -5,7 +5,8 @@ the harness's own clock, flush and judge client. Writing an attribute into one i
 `forward` for the baseline, a judge that always says "passed", a clock that shortens the candidate's times) patches
 no class, so the namespace snapshot (integrity.py) does not see it. A fingerprint records, by identity, what such a
 write would replace: the instance's class, the callables in its `__dict__`, a function's code and closure cells (a
-class's own forward's too, where it has a closure), a module's hooks and the storage of its parameters and buffers. `differences(before, after)` names what moved.
+class's own forward's too, where it has a closure), a module's hooks and the storage of its parameters and buffers.
+`differences(before, after)` names what moved.
 
 It raises the bar, it is not a seal: in-process code can change anything, including this. The container runner,
 with the candidate under its own user, is the defence that holds (docs/progress.md).

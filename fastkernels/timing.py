@@ -82,7 +82,7 @@ def _waited_for_device(shorter: tuple[int, int], longer: tuple[int, int]) -> boo
     device inside itself (a `.item()`, a host copy, a synchronize): its host time grew with the pad, by at least half
     the added pad (at 2 GHz, 0.5 ns a cycle). A call that only launches slowly takes the same host time behind either
     pad, and its pad keeps growing until the launch fits."""
-    added_ns = (longer[0] - shorter[0]) / 2
+    added_ns = (longer[0] - shorter[0]) * 0.5  # the pad's cycles at 2 GHz
     return longer[1] - shorter[1] >= added_ns / 2
 
 
@@ -158,7 +158,7 @@ class CudaEventClock:
             shorter = (cycles, queued - began)
             cycles = min(2 * cycles, self._max_cycles)
             self.retimed += 1
-        self._pads[key] = max(self._pads.get(key, 0), cycles)
+        self._pads[key] = cycles  # never below what the key had: `cycles` started there
         event_ms = float(self._elapsed(self._start, self._end))
         self.last_check = CallCheck(event_ms, (device_done - began) / 1e6, (device_done - stream_done) / 1e6)
         return event_ms

@@ -58,9 +58,10 @@ sys.path.insert(0, str(ROOT))
 
 from fastkernels.build import build, reference_state  # noqa: E402
 from fastkernels.cache import cache_flush  # noqa: E402
+from fastkernels.compile_events import describe, events_since, inductor_counters  # noqa: E402
 from fastkernels.config import BaselineConfig  # noqa: E402
 from fastkernels.inputs import generator, make_inputs, refill_inputs, stream_seed, unpredictable_seed  # noqa: E402
-from fastkernels.plan import plan_task  # noqa: E402
+from fastkernels.plan import Impl, plan_task  # noqa: E402
 from fastkernels.registry import Registry, UnknownTaskError  # noqa: E402
 from fastkernels.timing import ALTERNATE, CudaEventClock, HostClock, paired_speedup, speedup_ci95, time_interleaved  # noqa: E402
 
@@ -95,18 +96,18 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(error.args[0]))
     state = reference_state(manifest, case, plan.eager.cls, plan.eager.components, device, 0)
 
-    def instance(who: str, cls_impl=None) -> torch.nn.Module:
-        """Built, then called once: the first call's seconds and Inductor's cache events are printed."""
-        chosen = cls_impl or impl
+    def instance(who: str, other: Impl | None = None) -> torch.nn.Module:
+        """`impl` (or `other`) built, then called once: the first call's seconds and Inductor's events printed."""
+        chosen = other or impl
         module = build(chosen.cls, case, chosen.components, state, device, who)
-        before = _inductor_counters()
+        before = inductor_counters()
         start = time.perf_counter()
         with torch.no_grad():
             module(**sets[0])
         if device == "cuda":
             torch.cuda.synchronize()
         seconds = time.perf_counter() - start
-        changed = {k: v - before.get(k, 0) for k, v in _inductor_counters().items() if v != before.get(k, 0)}
+        changed = describe(events_since(before))
         print(f"first call {who:3s} ({chosen.name}): {seconds:.3f} s; inductor counters {changed or 'unchanged'}",
               flush=True)
         return module
@@ -169,16 +170,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.graphs and device == "cuda":
         compare_captures(manifest, case, {"A": a, "B": b}, sets[0], args.graphs, clock, flush, args.iterations)
     return 0
-
-
-def _inductor_counters() -> dict[str, int]:
-    """Dynamo's counters of Inductor events (FX graph cache hits/misses/bypasses, autotune cache, benchmarks)."""
-    try:
-        from torch._dynamo.utils import counters
-    except ImportError:
-        return {}
-    return {f"{group}.{key}": int(value) for group in ("inductor", "aot_autograd")
-            for key, value in counters.get(group, {}).items()}
 
 
 def print_configs() -> None:

@@ -60,8 +60,8 @@ def ceilings(device: str) -> dict[str, float]:
 
 def launch_floor_us(calls: int = 400) -> dict[str, float]:
     """The smallest kernel's time (one element incremented) under the harness's own clock (CUDA events behind its
-    adaptive launch pad, L2 flushed before every call), eager and as a CUDA-graph replay: no kernel, however little it moves,
-    is timed faster, so it is the floor under a limit of bytes / bandwidth that is smaller (GPU only)."""
+    adaptive launch pad, L2 flushed before every call), eager and as a CUDA-graph replay: no kernel, however little
+    it moves, is timed faster, so it is the floor under a limit of bytes / bandwidth that is smaller (GPU only)."""
     from fastkernels.cache import cache_flush
     from fastkernels.timing import CudaEventClock
 

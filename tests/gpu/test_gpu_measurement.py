@@ -1,10 +1,10 @@
 """GPU-only parts of the measurement protocol, run on the device (skipped without CUDA): work on side streams is
 caught, CUDA-graph timing reports beside eager timing, an uncapturable candidate is noted not failed, a candidate
-whose graph records no work is caught, and so is one whose graph is right only on its first replay; uninitialised output memory never passes for the baseline's freed answer,
-the noop agent comes out at 1.0 in both modes (and, against a compiled baseline, runs the baseline's compiled
-code), a helper process with its own GPU context is caught, a
-failed capture leaves the device's random generator usable, and the judge replays a slow oracle from a CUDA graph
-that judges as the eager oracle does.
+that takes the launch pad away is caught, a candidate whose graph records no work is caught, and so is one whose
+graph is right only on its first replay; uninitialised output memory never passes for the baseline's freed answer,
+the noop agent comes out at 1.0 in both modes (and, against a compiled baseline, runs the baseline's compiled code),
+a helper process with its own GPU context is caught, a failed capture leaves the device's random generator usable,
+and the judge replays a slow oracle from a CUDA graph that judges as the eager oracle does.
 Run: python -m pytest tests/gpu -q (on a GPU machine)."""
 
 from __future__ import annotations
