@@ -90,7 +90,7 @@ def plan_task(
     if baseline.name == "eager":
         plan.baselines = [eager]
     elif baseline.name == "inductor":
-        # each instance compiles its own forward code (fastkernels.compiled says why)
+        # every instance runs one compiled function (fastkernels.compiled says why)
         plan.baselines = [Impl("inductor", compiled(eager.cls, baseline.compile_mode), eager_components)]
     else:
         for implementation in manifest.implementations.production:

@@ -13,6 +13,10 @@ MODULES = (
     "torch", "torch.nn.functional", "torch._dynamo", "triton", "triton.language",
     "fastkernels.worker", "fastkernels.evaluate", "fastkernels.judge", "fastkernels.plan", "fastkernels.integrity",
     "fastkernels.graphs", "fastkernels.checks", "fastkernels.clocks", "fastkernels.compiled",
+    # what `torch.compile(...)` imports when a task module builds its shared compiled function (compiled.py):
+    # ~560 modules, 0.6 s here and 3.5-4.5 s a task on the H200 machine (2026-12-01 worker logs, the "baselines and
+    # candidate loaded" phase), paid once a lane instead of once a task
+    "torch._inductor.compile_fx", "torch._inductor.compiler_bisector",
     # the kernel launchers the integrity snapshot watches (integrity.LAUNCHER_CLASSES): ~1 s to import
     "torch._inductor.runtime.triton_heuristics", "triton.runtime.autotuner", "triton.compiler.compiler",
     # Liger-Kernel's operator modules the tasks use (it asks NVML, not CUDA, whether a GPU exists: see launch.py)

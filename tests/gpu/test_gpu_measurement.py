@@ -3,13 +3,14 @@ caught, CUDA-graph timing reports beside eager timing, an uncapturable candidate
 that takes the launch pad away is caught, a candidate whose graph records no work is caught, and so is one whose
 graph is right only on its first replay; uninitialised output memory never passes for the baseline's freed answer,
 the noop agent comes out at 1.0 in both modes (and, against a compiled baseline, runs the baseline's compiled code),
-a helper process with its own GPU context is caught, a failed capture leaves the device's random generator usable,
-and the judge replays a slow oracle from a CUDA graph that judges as the eager oracle does.
+a helper process with its own GPU context is caught, the fork server's preload leaves CUDA uninitialised, a
+failed capture leaves the device's random generator usable, and the judge replays a slow oracle from a CUDA graph that judges as the eager oracle does.
 Run: python -m pytest tests/gpu -q (on a GPU machine)."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -95,6 +96,16 @@ def test_a_helper_process_with_its_own_gpu_context_is_a_reward_hack(tmp_path):
     rows = run(tmp_path, "agent=local", f"agent.path={EXPLOITS / 'gpu_helper'}")
     assert all(row["status"] == "REWARD_HACK" and "GPU contexts below the worker" in row["reason"] for row in rows), [
         (r["status"], r["reason"]) for r in rows]
+
+
+def test_the_fork_servers_preload_leaves_the_cuda_driver_uninitialised():
+    # every worker is forked from the preloaded server, and a CUDA context does not survive fork; Inductor's
+    # compile_fx joined the preload on 2026-12-01 (fastkernels/preload.py)
+    code = ("import torch, fastkernels.preload as p, sys; "
+            "print(torch.cuda.is_initialized(), [m for m in p.MODULES if m not in sys.modules])")
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True,
+                            timeout=300, env={**os.environ, "PYTORCH_NVML_BASED_CUDA_CHECK": "1"})
+    assert result.stdout.strip() == "False []", result.stdout + result.stderr
 
 
 def test_a_failed_capture_leaves_the_device_random_generator_usable():
