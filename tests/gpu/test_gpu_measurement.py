@@ -4,7 +4,8 @@ that takes the launch pad away is caught, a candidate whose graph records no wor
 graph is right only on its first replay; uninitialised output memory never passes for the baseline's freed answer,
 the noop agent comes out at 1.0 in both modes (and, against a compiled baseline, runs the baseline's compiled code),
 a helper process with its own GPU context is caught, the fork server's preload leaves CUDA uninitialised, a
-failed capture leaves the device's random generator usable, and the judge replays a slow oracle from a CUDA graph that judges as the eager oracle does.
+failed capture leaves the device's random generator usable, and the judge replays a slow oracle from a CUDA graph
+that judges as the eager oracle does.
 Run: python -m pytest tests/gpu -q (on a GPU machine)."""
 
 from __future__ import annotations
