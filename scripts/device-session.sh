@@ -25,7 +25,19 @@
 # (FK_OVERRIDES="scale=ray scale.devices=2" on nvidia-h200-x2). scripts/device-scaling.sh measures 1 vs 2 GPUs.
 # FK_HARDWARE picks another profile (default h200; tests/test_device_session.py runs steps with cpu and
 # FK_WHEELS=none, in the environment it runs in instead of the carried wheels).
+# FK_CALL_BUDGET=SECONDS (the device call's timeout_s): every step's run is cut short FK_PACK_MARGIN (default 60) s
+# before the call would end, so its rows are packed under $OUT instead of lost with the call (2026-12-01: a step cut
+# by the call's limit lost its worker logs); a step that no longer fits is skipped and says so.
 set -uo pipefail
+session_start=$(date +%s)
+step_limit() {  # seconds the step's run may take: FK_RUN_TIMEOUT (else $1), within what FK_CALL_BUDGET leaves
+  local limit=${FK_RUN_TIMEOUT:-$1}
+  if [ -n "${FK_CALL_BUDGET:-}" ]; then
+    local left=$(( FK_CALL_BUDGET - ($(date +%s) - session_start) - ${FK_PACK_MARGIN:-60} ))
+    [ "$left" -lt "$limit" ] && limit=$left
+  fi
+  echo "$limit"
+}
 if [ -d .whl ] && [ "${FK_WHEELS:-carried}" != none ]; then source scripts/device-env.sh || exit 1; fi
 hardware=${FK_HARDWARE:-h200}
 out=${OUT:-/tmp/fk-out}
@@ -39,8 +51,9 @@ cheap=(harness.warmup=1 harness.iterations=3 harness.max_iterations=3 harness.ma
        harness.repeat_runs=1 harness.cuda_graphs=false)
 for step in "$@"; do
   start=$(date +%s)
+  if [ "$(step_limit 1)" -lt 1 ]; then echo "step $step: skipped, FK_CALL_BUDGET=$FK_CALL_BUDGET s is spent"; continue; fi
   case "$step" in
-    gpu-tests) python3 -m pytest tests/gpu -q 2>&1 | tee "$out/gpu-tests.log" | tail -5 ;;
+    gpu-tests) timeout "$(step_limit 540)" python3 -m pytest tests/gpu -o addopts="" -q 2>&1 | tee "$out/gpu-tests.log" | tail -5 ;;
     noop|reference|inductor)
       agent=$step; selection=("${tasks[@]}")
       if [ "$step" = inductor ]; then  # every task with an Inductor production implementation, noop
@@ -49,7 +62,7 @@ for step in "$@"; do
 r = Registry()
 print(",".join(n for n in r.names if any(i.name.startswith("torch_compile") for i in r.get(n).implementations.production)))')]")
       fi
-      timeout "${FK_RUN_TIMEOUT:-540}" python3 -m fastkernels hardware="$hardware" "${selection[@]}" agent="$agent" \
+      timeout "$(step_limit 540)" python3 -m fastkernels hardware="$hardware" "${selection[@]}" agent="$agent" \
         hydra.run.dir="$out/$step" "${overrides[@]}" 2>&1 | grep -v " PASSED" | tail -12
       python3 scripts/row_summary.py "$out/$step" | tee "$out/$step-rows.txt" | head -40
       [ "$step" = inductor ] && grep -h ": candidate checked (Inductor" "$out/$step"/workers/*.log \
@@ -58,7 +71,7 @@ print(",".join(n for n in r.names if any(i.name.startswith("torch_compile") for 
         || python3 scripts/measure.py --parts none --noop-rows "$out/$step" --out /tmp/measure | tail -12
       tar czf "$out/$step.tgz" -C "$out" "$step" && rm -rf "${out:?}/$step" ;;
     warm)
-      timeout "${FK_RUN_TIMEOUT:-540}" python3 -m fastkernels hardware="$hardware" "${tasks[@]}" agent=noop \
+      timeout "$(step_limit 540)" python3 -m fastkernels hardware="$hardware" "${tasks[@]}" agent=noop \
         hydra.run.dir=/tmp/fk-warm "${overrides[@]}" "${cheap[@]}" 2>&1 | tail -2
       echo "warm: $(ls /tmp/fk-warm/workers/*.rows.jsonl 2>/dev/null | wc -l) tasks compiled"
       python3 scripts/row_summary.py /tmp/fk-warm | tee "$out/warm-rows.txt" | head -40
@@ -69,12 +82,12 @@ print(",".join(n for n in r.names if any(i.name.startswith("torch_compile") for 
                  "timestep_embedding dit_xl2_train_256 --impl torch_compile --lottery 6"); fi
       for target in "${runs[@]}"; do
         read -r -a words <<< "$target"
-        timeout "${FK_RUN_TIMEOUT:-120}" python3 scripts/diagnose_noop.py "${words[@]}" 2>&1 | tee -a "$out/diagnose.txt"
+        timeout "$(step_limit 120)" python3 scripts/diagnose_noop.py "${words[@]}" 2>&1 | tee -a "$out/diagnose.txt"
       done ;;
     calls)
       for variant in default harness.rechecks=0; do
         extra=(); [ "$variant" = default ] || extra=("$variant")
-        timeout "${FK_RUN_TIMEOUT:-240}" python3 -m fastkernels hardware="$hardware" "${tasks[@]}" agent=noop \
+        timeout "$(step_limit 240)" python3 -m fastkernels hardware="$hardware" "${tasks[@]}" agent=noop \
           hydra.run.dir="$out/calls-${variant##*=}" harness.keep_call_times=true "${overrides[@]}" "${extra[@]}" \
           2>&1 | tail -1
         { echo "== $variant"; python3 scripts/call_times.py "$out/calls-${variant##*=}" --over 0.02 2>&1; } \
@@ -82,7 +95,7 @@ print(",".join(n for n in r.names if any(i.name.startswith("torch_compile") for 
       done
       tar czf "$out/calls.tgz" -C "$out" calls-default calls-0 && rm -rf "$out"/calls-default "$out"/calls-0 ;;
     ceilings|repeat)
-      timeout "${FK_RUN_TIMEOUT:-300}" python3 scripts/measure.py hardware="$hardware" --parts "$step" --out /tmp/measure \
+      timeout "$(step_limit 300)" python3 scripts/measure.py hardware="$hardware" --parts "$step" --out /tmp/measure \
         harness.cuda_graphs=false "${overrides[@]}" 2>&1 | tee -a "$out/measure.txt" ;;
     *) echo "unknown step $step (gpu-tests, noop, reference, inductor, ceilings, repeat, warm, diagnose, calls)"
        exit 2 ;;

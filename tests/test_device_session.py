@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import tarfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -58,3 +59,21 @@ def test_the_inductor_step_runs_noop_over_the_inductor_tasks_and_lists_candidate
         names = archive.getnames()
     assert "inductor/results.jsonl" in names and "inductor/workers/silu_and_mul.log" in names
     assert (tmp_path / "inductor-candidates-compiled.txt").read_text() == ""  # the noop candidate compiled nothing
+
+
+def test_a_call_budget_cuts_a_step_short_in_time_to_pack_its_rows_and_skips_steps_that_no_longer_fit(tmp_path):
+    # the device tool ends a call at its timeout and returns only what lies under $OUT: a run cut by the call itself
+    # lost its worker logs (2026-12-01), one cut by the budget is interrupted, packed and summarised
+    environment = {**os.environ, "FK_HARDWARE": "cpu", "FK_WHEELS": "none", "OUT": str(tmp_path),
+                   "FK_TASKS": "tasks=all tasks.levels=[1]", "FK_CALL_BUDGET": "75", "FK_PACK_MARGIN": "55",
+                   "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    started = time.monotonic()
+    done = subprocess.run(["bash", "scripts/device-session.sh", "noop", "ceilings"], cwd=ROOT, env=environment,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert time.monotonic() - started < 75
+    with tarfile.open(tmp_path / "noop.tgz") as archive:
+        names = archive.getnames()
+    assert "noop/results.jsonl" in names and any(name.endswith(".log") for name in names)
+    assert "rows: PASSED" in (tmp_path / "noop-rows.txt").read_text()
+    assert "step ceilings: skipped, FK_CALL_BUDGET=75 s is spent" in done.stdout
