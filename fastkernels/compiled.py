@@ -14,9 +14,9 @@ tuning again (torch 2.11) and drew another configuration, so a noop candidate di
 more than 1.72% (2026-12-01, docs/measurement.md). Sharing the entry also keeps what the private copies avoided:
 instances whose guards differ would each add an entry that every call checks, newest first (a `functools.partial`
 that compiled as one shared wrapper frame made a noop candidate 10% faster at 7 µs); tests/test_compiled.py asserts,
-for every compiled task, that a second instance of a case adds no entry. A task's cases (at most five shapes) add one entry each, under
-Dynamo's recompile limit (8), past which it would run later shapes uncompiled: the worker log and the row's review
-say so if a baseline ever reaches it (fastkernels.compile_events).
+for every compiled task, that a second instance of a case adds no entry. A task's cases (at most five shapes) add
+one entry each, under Dynamo's recompile limit (8), past which it would run later shapes uncompiled: the worker log
+and the row's review say so if a baseline ever reaches it (fastkernels.compile_events).
 """
 
 from __future__ import annotations
