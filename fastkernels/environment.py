@@ -38,6 +38,7 @@ ENV_VARS = (
     "TORCHINDUCTOR_CACHE_DIR", "TORCHINDUCTOR_MAX_AUTOTUNE", "TORCH_COMPILE_DEBUG", "PYTORCH_CUDA_ALLOC_CONF",
     "CUBLAS_WORKSPACE_CONFIG", "NVIDIA_TF32_OVERRIDE", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
     "FASTKERNELS_LOCK_FILE", "FASTKERNELS_CONTAINER_IMAGE",
+    "FASTKERNELS_TUNING_PICKS",  # autotuning picks restored from an earlier machine (scripts/tuning_picks.py)
 )
 
 # Slurm's description of the job a run is (set in every Slurm job): which job, array element, partition and nodes

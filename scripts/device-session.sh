@@ -16,10 +16,10 @@
 #   warm        compile and autotune $FK_TASKS once with cheap timing (3 calls a case), rows discarded after
 #               scripts/row_summary.py (statuses, failures, review notes) into $OUT/warm-rows.txt: what a timed step
 #               after it then measures is the harness, not Inductor's and Triton's first compiles
-# Usage: bash scripts/device-session.sh STEP [STEP ...]; extra Hydra overrides in FK_OVERRIDES. With FK_CACHE=DIR
-# the Inductor and Triton caches (Triton's autotuning picks too) live in DIR, shared by every step and by the calls
-# made while the machine stays warm (30 s after each): `FK_CACHE=/tmp/fk-cache bash scripts/device-session.sh warm`,
-# then in the next call the timed steps with the same FK_CACHE.
+# Usage: bash scripts/device-session.sh STEP [STEP ...]; extra Hydra overrides in FK_OVERRIDES. The Inductor and
+# Triton caches (Triton's autotuning picks too) live in FK_CACHE (default /tmp/fk-cache), shared by every step and by
+# the calls made while the machine stays warm (30 s after each): `bash scripts/device-session.sh warm`, then in the
+# next call the timed steps.
 # Measured 2026-11-30: the whole task library (87 tasks) takes ~20 minutes of worker time on one H200 even with the
 # fork server; split it with FK_TASKS (e.g. "tasks=level1" or "tasks=all tasks.include=[a,b]") or use 2 GPUs
 # (FK_OVERRIDES="scale=ray scale.devices=2" on nvidia-h200-x2). scripts/device-scaling.sh measures 1 vs 2 GPUs.
@@ -44,9 +44,22 @@ out=${OUT:-/tmp/fk-out}
 mkdir -p "$out"
 read -r -a tasks <<< "${FK_TASKS:-tasks=all}"
 read -r -a overrides <<< "${FK_OVERRIDES:-}"
-if [ -n "${FK_CACHE:-}" ]; then
-  export TORCHINDUCTOR_CACHE_DIR=$FK_CACHE/inductor TRITON_CACHE_DIR=$FK_CACHE/triton
+cache=${FK_CACHE:-/tmp/fk-cache}
+export TORCHINDUCTOR_CACHE_DIR=$cache/inductor TRITON_CACHE_DIR=$cache/triton
+# Tuning picks (scripts/tuning_picks.py): FK_PICKS (default .picks/$hardware.tgz; carry .picks) is restored into the
+# caches before the first step, and after every step $OUT/picks.tgz holds the caches' picks merged with it: copy it
+# to FK_PICKS on the development machine for the next session. FK_PICKS=none tunes everything afresh.
+picks=${FK_PICKS:-.picks/$hardware.tgz}
+picks_args=(--triton "$TRITON_CACHE_DIR" --inductor "$TORCHINDUCTOR_CACHE_DIR")
+if [ "$picks" != none ] && [ -f "$picks" ]; then
+  python3 scripts/tuning_picks.py restore "$picks" "${picks_args[@]}" || exit 1
+  FASTKERNELS_TUNING_PICKS="$(sha256sum "$picks" | cut -c1-16) $picks"; export FASTKERNELS_TUNING_PICKS
 fi
+collect_picks() {
+  [ "$picks" = none ] && return
+  local merge=$out/picks.tgz; [ -f "$merge" ] || merge=$picks
+  python3 scripts/tuning_picks.py collect "$out/picks.tgz" "${picks_args[@]}" --merge "$merge" | tail -1
+}
 cheap=(harness.warmup=1 harness.iterations=3 harness.max_iterations=3 harness.max_timing_s=0.05 harness.rechecks=0
        harness.repeat_runs=1 harness.cuda_graphs=false)
 for step in "$@"; do
@@ -100,5 +113,6 @@ print(",".join(n for n in r.names if any(i.name.startswith("torch_compile") for 
     *) echo "unknown step $step (gpu-tests, noop, reference, inductor, ceilings, repeat, warm, diagnose, calls)"
        exit 2 ;;
   esac
+  collect_picks
   echo "step $step: $(( $(date +%s) - start )) s"
 done

@@ -3,6 +3,8 @@ a step that breaks here would otherwise first break on the lent GPU, in the sess
 
 from __future__ import annotations
 
+import io
+import json
 import os
 import subprocess
 import sys
@@ -77,3 +79,29 @@ def test_a_call_budget_cuts_a_step_short_in_time_to_pack_its_rows_and_skips_step
     assert "noop/results.jsonl" in names and any(name.endswith(".log") for name in names)
     assert "rows: PASSED" in (tmp_path / "noop-rows.txt").read_text()
     assert "step ceilings: skipped, FK_CALL_BUDGET=75 s is spent" in done.stdout
+
+
+def test_carried_tuning_picks_are_restored_recorded_in_the_run_and_handed_back(tmp_path):
+    # the lent machines start bare: an earlier session's autotuning picks go in before the first step, the run's
+    # env.json names the archive, and $OUT/picks.tgz holds them (with whatever this machine tuned) for the next one
+    earlier = tmp_path / "earlier.tgz"
+    with tarfile.open(earlier, "w:gz") as tar:
+        data = b'{"configs_timings": []}'
+        info = tarfile.TarInfo("triton/ab12/chunk_fwd_kernel.autotune.json")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    environment = {**os.environ, "FK_HARDWARE": "cpu", "FK_WHEELS": "none", "OUT": str(out), "FK_CACHE": str(cache),
+                   "FK_PICKS": str(earlier), "FK_TASKS": "tasks.include=[silu_and_mul]",
+                   "FK_OVERRIDES": "harness.max_iterations=24",
+                   "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    done = subprocess.run(["bash", "scripts/device-session.sh", "noop"], cwd=ROOT, env=environment,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "tuning picks: 1 restored" in done.stdout
+    assert (cache / "triton" / "ab12" / "chunk_fwd_kernel.autotune.json").read_bytes() == data
+    with tarfile.open(out / "noop.tgz") as archive:
+        env = json.load(archive.extractfile("noop/env.json"))  # type: ignore[arg-type]
+    assert env["env"]["FASTKERNELS_TUNING_PICKS"].endswith(str(earlier))
+    with tarfile.open(out / "picks.tgz") as archive:
+        assert archive.getnames() == ["triton/ab12/chunk_fwd_kernel.autotune.json"]
