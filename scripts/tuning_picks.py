@@ -11,6 +11,10 @@ MoE 313 s, FLA 336 s, Inductor 436 s); and a baseline's configuration stays the 
 a new draw per machine (max-autotune's coordinate descent settles on different configurations from run to run).
 Only the small pick files travel; compiled kernels are rebuilt from them.
 
+Collect only from runs of trusted code (the noop or reference agent): a candidate's worker can write into the caches,
+and a bad pick planted there for a baseline's kernel would slow that baseline in every run that restores it (the
+residual attack surface of docs/progress.md; the container runner's read-only caches would close it).
+
 Usage (scripts/device-session.sh calls both):
   python scripts/tuning_picks.py restore ARCHIVE --triton DIR --inductor DIR
   python scripts/tuning_picks.py collect ARCHIVE --triton DIR --inductor DIR [--merge OLD_ARCHIVE]
