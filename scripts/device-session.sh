@@ -66,7 +66,9 @@ for step in "$@"; do
   start=$(date +%s)
   if [ "$(step_limit 1)" -lt 1 ]; then echo "step $step: skipped, FK_CALL_BUDGET=$FK_CALL_BUDGET s is spent"; continue; fi
   case "$step" in
-    gpu-tests) timeout "$(step_limit 540)" python3 -m pytest tests/gpu -o addopts="" -q 2>&1 | tee "$out/gpu-tests.log" | tail -5 ;;
+    gpu-tests)  # exploit candidates among them: caches of their own, never collected as picks
+      TRITON_CACHE_DIR=$cache/untrusted/triton TORCHINDUCTOR_CACHE_DIR=$cache/untrusted/inductor \
+        timeout "$(step_limit 540)" python3 -m pytest tests/gpu -o addopts="" -q 2>&1 | tee "$out/gpu-tests.log" | tail -5 ;;
     noop|reference|inductor)
       agent=$step; selection=("${tasks[@]}")
       if [ "$step" = inductor ]; then  # every task with an Inductor production implementation, noop
