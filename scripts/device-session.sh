@@ -27,7 +27,8 @@
 # FK_WHEELS=none, in the environment it runs in instead of the carried wheels).
 # FK_CALL_BUDGET=SECONDS (the device call's timeout_s): every step's run is cut short FK_PACK_MARGIN (default 60) s
 # before the call would end, so its rows are packed under $OUT instead of lost with the call (2026-12-01: a step cut
-# by the call's limit lost its worker logs); a step that no longer fits is skipped and says so.
+# by the call's limit lost its worker logs); a step that no longer fits is skipped and says so. It counts from this
+# script's start: a second invocation in the same call gets what the first left.
 set -uo pipefail
 session_start=$(date +%s)
 step_limit() {  # seconds the step's run may take: FK_RUN_TIMEOUT (else $1), within what FK_CALL_BUDGET leaves
