@@ -1,0 +1,100 @@
+"""Which tasks a pass stitched from several device calls (or sessions) still lacks, as FK_TASKS strings.
+
+A pass over the whole library does not fit one device call, and on one GPU not one session: its pieces are runs made
+at one tree (the commit every run's env.json names). Given the runs made so far, this prints what is left: every task
+with a case of the tier that has no row yet, split into `--calls` groups of about equal expected worker time (from
+`--times-from` runs' worker logs, else equal counts), one `FK_TASKS=...` line per call for scripts/device-session.sh.
+Runs at another commit are refused (their rows belong to another harness); one whose tree differed from its commit
+(env.json's git_dirty) is named.
+
+Usage: python scripts/remaining_tasks.py --commit SHA [--calls 3] [--times-from OLD_RUN ...] [RUN ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from fastkernels.artifacts import run_rows  # noqa: E402
+from fastkernels.registry import Registry  # noqa: E402
+
+LOG_TIME = re.compile(r"\[\s*([\d.]+) s\]")
+
+
+def finished_cases(runs: list[Path], commit: str) -> set[tuple[str, str]]:
+    """(task, case) of every row in `runs`, which must all have been made at `commit`."""
+    done: set[tuple[str, str]] = set()
+    for run in runs:
+        env_path = run / "env.json"
+        if not env_path.is_file():
+            raise ValueError(f"{run}: no env.json (not a run directory?)")
+        env = json.loads(env_path.read_text())
+        made_at = env.get("git_commit") or ""
+        if not made_at or not (made_at.startswith(commit) or commit.startswith(made_at)):
+            raise ValueError(f"{env_path}: git_commit {made_at or 'unknown'} is not {commit}")
+        if env.get("git_dirty"):  # untracked files count too (environment.git_state): say so, do not refuse
+            print(f"note: {env_path} says its tree differed from {made_at[:12]} (git_dirty)", file=sys.stderr)
+        done.update((row["task"], row["case"]) for row in run_rows(run))
+    return done
+
+
+def worker_seconds(runs: list[Path]) -> dict[str, float]:
+    """Task -> seconds its worker ran (the last timestamp of workers/TASK.log), from the last run listed that has it."""
+    seconds: dict[str, float] = {}
+    for run in runs:
+        for log in (run / "workers").glob("*.log"):
+            stamps = LOG_TIME.findall(log.read_text(errors="replace"))
+            if stamps:
+                seconds[log.stem] = float(stamps[-1])
+    return seconds
+
+
+def split(tasks: list[str], calls: int, seconds: dict[str, float]) -> list[list[str]]:
+    """`tasks` in `calls` groups of about equal expected time, longest first into the lightest group (order kept
+    within a group). A task without a time counts as the median of the known ones."""
+    known = sorted(seconds[t] for t in tasks if t in seconds)
+    default = known[len(known) // 2] if known else 1.0
+    groups: list[list[str]] = [[] for _ in range(max(1, min(calls, len(tasks))))]
+    loads = [0.0] * len(groups)
+    for task in sorted(tasks, key=lambda t: -seconds.get(t, default)):
+        lightest = loads.index(min(loads))
+        groups[lightest].append(task)
+        loads[lightest] += seconds.get(task, default)
+    order = {task: index for index, task in enumerate(tasks)}
+    return [sorted(group, key=order.__getitem__) for group in groups if group]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("runs", nargs="*", type=Path, help="run directories of the pass so far")
+    parser.add_argument("--commit", required=True, help="the tree every run of the pass is made at")
+    parser.add_argument("--tier", default="gpu")
+    parser.add_argument("--calls", type=int, default=1, help="how many device calls to split what is left into")
+    parser.add_argument("--times-from", nargs="*", type=Path, default=[],
+                        help="earlier runs whose worker logs give each task's expected time")
+    args = parser.parse_args()
+    try:
+        done = finished_cases(args.runs, args.commit)
+    except ValueError as error:
+        parser.error(str(error))
+    registry = Registry()
+    left = [name for name in registry.names
+            if any(case.tier == args.tier and (name, case.name) not in done for case in registry.get(name).cases)]
+    seconds = worker_seconds(args.times_from)
+    total = sum(len([c for c in registry.get(n).cases if c.tier == args.tier]) for n in registry.names)
+    print(f"{len(registry.names) - len(left)} of {len(registry.names)} tasks done ({len(done)} of {total} "
+          f"{args.tier} cases have rows at {args.commit}); {len(left)} left", file=sys.stderr)
+    for group in split(left, args.calls, seconds) if left else []:
+        expected = sum(seconds.get(task, 0.0) for task in group)
+        print(f'FK_TASKS="tasks=all tasks.include=[{",".join(group)}]"  # {len(group)} tasks, ~{expected:.0f} s '
+              f"of worker time where known")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
