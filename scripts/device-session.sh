@@ -69,7 +69,7 @@ for step in "$@"; do
   case "$step" in
     gpu-tests)  # exploit candidates among them: caches of their own, never collected as picks
       TRITON_CACHE_DIR=$cache/untrusted/triton TORCHINDUCTOR_CACHE_DIR=$cache/untrusted/inductor \
-        timeout "$(step_limit 540)" python3 -m pytest tests/gpu -o addopts="" -q 2>&1 | tee "$out/gpu-tests.log" | tail -5 ;;
+        timeout "$(step_limit 540)" python3 -m pytest tests/gpu -o addopts="" -q --durations=5 2>&1 | tee "$out/gpu-tests.log" | tail -12 ;;
     noop|reference|inductor)
       agent=$step; selection=("${tasks[@]}")
       if [ "$step" = inductor ]; then  # every task with an Inductor production implementation, noop
