@@ -20,9 +20,10 @@
 # Triton caches (Triton's autotuning picks too) live in FK_CACHE (default /tmp/fk-cache), shared by every step and by
 # the calls made while the machine stays warm (30 s after each): `bash scripts/device-session.sh warm`, then in the
 # next call the timed steps.
-# Measured 2026-11-30: the whole task library (87 tasks) takes ~20 minutes of worker time on one H200 even with the
-# fork server; split it with FK_TASKS (e.g. "tasks=level1" or "tasks=all tasks.include=[a,b]") or use 2 GPUs
-# (FK_OVERRIDES="scale=ray scale.devices=2" on nvidia-h200-x2). scripts/device-scaling.sh measures 1 vs 2 GPUs.
+# Measured 2026-11-30: the whole task library (87 tasks) took 2457 s of worker time from cold caches (1435 s of it
+# first compiles and autotuning), more than one call and, on one GPU, more than one session's device time: split it
+# with FK_TASKS (scripts/remaining_tasks.py prints the splits) or use 2 GPUs (FK_OVERRIDES="scale=ray
+# scale.devices=2" on nvidia-h200-x2). scripts/device-scaling.sh measures 1 vs 2 GPUs.
 # FK_HARDWARE picks another profile (default h200; tests/test_device_session.py runs steps with cpu and
 # FK_WHEELS=none, in the environment it runs in instead of the carried wheels).
 # FK_CALL_BUDGET=SECONDS (the device call's timeout_s): every step's run is cut short FK_PACK_MARGIN (default 60) s
