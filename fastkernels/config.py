@@ -106,6 +106,7 @@ class HarnessConfig(Strict):
     cuda_graphs: bool = True
     graph_captures: int = Field(default=8, ge=1)
     time_eager: bool = False
+    eager_timing_s: float = Field(default=5.0, gt=0)
     keep_call_times: bool = False
     timeout_s: float = Field(gt=0)
     worker_start: Literal["forkserver", "exec"] = "forkserver"
