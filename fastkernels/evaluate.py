@@ -30,6 +30,7 @@ from fastkernels.compile_events import RECOMPILE_LIMIT_HIT, describe, events_sin
 from fastkernels.config import HardwareProfile, HarnessConfig
 from fastkernels.graphs import graph_fields
 from fastkernels.inputs import generator, make_inputs, stream_seed
+from fastkernels.instances import instance_count, rotating_call
 from fastkernels.integrity import Integrity
 from fastkernels.judge import JudgeClient, JudgeError
 from fastkernels.phases import phase
@@ -70,7 +71,9 @@ def evaluate_case(ctx: CaseContext) -> ResultRow:
     finally:
         if ctx.integrity is not None:
             for impl in ctx.plan.baselines:
-                ctx.integrity.unwatch(f"baseline {impl.name}")
+                for name in (f"baseline {impl.name}", *(f"baseline {impl.name} #{n}" for n in
+                                                         range(2, ctx.harness.instances + 1))):
+                    ctx.integrity.unwatch(name)
         if ctx.device == "cuda":
             torch.cuda.empty_cache()
 
@@ -151,11 +154,11 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
             candidate_compile = f" (Inductor: {describe(events)})" if events else ""
             _verify_integrity(ctx, "while the candidate ran")
             check_precision(metrics, list(baseline_errors.values()), tolerance, factor, harness.calibration_floor)
+        sides = _more_instances(ctx, chosen, baselines[chosen], candidate_impl, candidate, state, rounds, judge_round,
+                                len(sets))
         del rounds
         phase(f"{label}: candidate checked{candidate_compile}")
-        calls = {"baseline": _caller(baselines[chosen])}
-        if candidate is not None:
-            calls["candidate"] = _caller(candidate)
+        calls = {name: rotating_call(side, sets) for name, side in sides.items()}
         recheck = TimedRecheck(manifest, case, ctx.device, harness.iterations, harness.rechecks, ctx.flush)
         escape = StreamEscape(ctx.clock)
         clocks_before = ctx.read_clocks() if ctx.read_clocks is not None else None
@@ -185,6 +188,7 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
         output = calls["baseline"](sets[0])
     base = summarize(samples["baseline"])
     fields: dict[str, Any] = dict(
+        instances=len(sides["baseline"]),
         baseline_impl=chosen, baseline_alternatives=alternatives, baseline_ms=base.median_ms,
         baseline_spread=base.spread, samples=len(samples["baseline"]), baseline_error=baseline_errors[chosen],
         timing=ctx.clock.name, sync_lag_ms=sync_lag_ms, compile_s=compile_s, **graph,
@@ -230,6 +234,28 @@ def _first_calls(
     before = inductor_counters()
     passed = run_rounds(module, rounds, judge_round, mutates, who, harness.repeat_runs)
     return passed, events_since(before)
+
+
+def _more_instances(
+    ctx: CaseContext, chosen: str, baseline: torch.nn.Module, candidate_impl: Impl | None,
+    candidate: torch.nn.Module | None, state, rounds: list[Inputs], judge_round: Callable[..., Any], sets: int,
+) -> dict[str, list[torch.nn.Module]]:
+    """The instances each side's timed calls rotate over (harness.instances, fastkernels.instances): the checked ones
+    first, then extra ones from the same weights; an extra candidate instance passes the correctness rounds first."""
+    sides = {"baseline": [baseline], **({"candidate": [candidate]} if candidate is not None else {})}
+    impls = {"baseline": next(impl for impl in ctx.plan.baselines if impl.name == chosen), "candidate": candidate_impl}
+    for number in range(2, instance_count(ctx.harness.instances, state, sets, len(sides), ctx.device) + 1):
+        for side, instances in sides.items():
+            who = f"{'candidate' if side == 'candidate' else chosen} #{number}"
+            status = Status.RUNTIME_ERROR if side == "candidate" else Status.BASELINE_ERROR
+            module = _instantiate(impls[side], ctx, state, status, who)  # type: ignore[arg-type]
+            if side == "candidate":
+                _first_calls(module, rounds, judge_round, ctx.plan.manifest.mutates, who, ctx.harness)
+                _verify_integrity(ctx, f"while candidate instance #{number} ran")
+            elif ctx.integrity is not None:
+                ctx.integrity.watch(f"baseline {chosen} #{number}", module)
+            instances.append(module)
+    return sides
 
 
 def _observing(recheck: TimedRecheck, escape: StreamEscape) -> Callable[[str, int, Inputs, Any], None]:

@@ -1,0 +1,45 @@
+"""Several instances a side (`harness.instances`): the timed calls rotate over instances built from the same weights.
+
+Where a module's weights land in device memory can change its speed: on the H200, separate instances of one
+implementation differed by about 1% on cuDNN convolution blocks (convnext_block, 2026-11-30) and up to 2.5% on
+hash_grid_encoding's gathers (2026-11-30, 2026-12-01), and a noop candidate is a separate instance, so one instance a
+side is one draw of that. With N instances a side each input set is bound to one instance of each side (set k to
+instance k mod N), so the speedup averages over N draws and its clustered interval, which resamples input sets,
+carries their spread. The default stays one instance until the H200 shows what more buys (docs/progress.md).
+
+Every extra candidate instance passes the correctness rounds before it is timed, and the timed rechecks pick outputs
+of every instance; the extra baseline instances are fingerprinted like the first (integrity.watch).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping, Sequence
+
+import torch
+
+Inputs = dict[str, torch.Tensor]
+
+# extra instances may take at most this share of the device memory free when they are built
+MEMORY_SHARE = 0.25
+
+
+def instance_count(requested: int, state: Mapping[str, torch.Tensor], sets: int, sides: int, device: str) -> int:
+    """How many instances a side: `requested`, at most one per input set, fewer where `sides` x (count - 1) copies of
+    the weights would pass MEMORY_SHARE of the free device memory."""
+    count = max(1, min(requested, sets))
+    weight_bytes = sum(tensor.numel() * tensor.element_size() for tensor in state.values())
+    if count > 1 and weight_bytes and device == "cuda":
+        free, _ = torch.cuda.mem_get_info()
+        count = min(count, 1 + int(MEMORY_SHARE * free // (sides * weight_bytes)))
+    return max(1, count)
+
+
+def rotating_call(modules: Sequence[Callable[..., Any]], sets: Sequence[Inputs]) -> Callable[[Inputs], Any]:
+    """A call that runs input set k on instance k mod len(modules); inputs that are not one of `sets` (a recheck's
+    fresh set) run on the first instance."""
+    slot = {id(inputs): index % len(modules) for index, inputs in enumerate(sets)}
+
+    def call(inputs: Inputs) -> Any:
+        return modules[slot.get(id(inputs), 0)](**inputs)
+
+    return call
