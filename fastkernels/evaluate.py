@@ -178,9 +178,8 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
         sync_lag_ms = escape.lags()
         graph = {}
         if ctx.device == "cuda" and harness.cuda_graphs:
-            modules = {"baseline": baselines[chosen], **({"candidate": candidate} if candidate is not None else {})}
             by_speed = sorted((t, name) for name, t in times.items() if name in baselines and name != chosen)
-            graph = graph_fields(manifest, case, modules, sets[0], fresh, ctx.clock, ctx.flush,
+            graph = graph_fields(manifest, case, sides, sets[0], fresh, ctx.clock, ctx.flush,  # instances in turn
                                  harness.warmup, harness.iterations, harness, baseline_name=chosen,
                                  fallbacks=[(name, baselines[name]) for _, name in by_speed])
             _verify_integrity(ctx, "during CUDA-graph timing")

@@ -79,7 +79,8 @@ def release_generator_capture() -> None:
 
 
 def graph_fields(
-    manifest: Manifest, case: Case, modules: dict[str, Callable[..., Any]], example: Inputs, judge_fresh: JudgeFresh,
+    manifest: Manifest, case: Case, modules: dict[str, Callable[..., Any] | Sequence[Callable[..., Any]]],
+    example: Inputs, judge_fresh: JudgeFresh,
     clock: Clock, flush: Callable[[], None] | None, warmup: int, iterations: int,
     repetition: HarnessConfig, baseline_name: str = "baseline",
     fallbacks: Sequence[tuple[str, Callable[..., Any]]] = (),
@@ -154,22 +155,22 @@ def _named(failure: str, baseline_name: str) -> str:
     return failure.replace("baseline not capturable", f"baseline {baseline_name} not capturable", 1)
 
 
-def _capture_all(modules: dict[str, Callable[..., Any]], static: Inputs, wanted: int,
+def _capture_all(modules: dict[str, Callable[..., Any] | Sequence[Callable[..., Any]]], static: Inputs, wanted: int,
                  ) -> tuple[dict[str, list[Captured]], list[str]]:
     """Up to `wanted` captures of every capturable module, interleaved (A0 B0 A1 B1 ...) so neither side's pools come
-    first. The first round's reserved memory sizes the rest: at most as many more rounds as fit in a quarter of the
-    free device memory (at least one round in all). Returns the captures and one note per module that could not be
-    captured."""
+    first; a side given as several instances (harness.instances) captures instance k mod N in round k. The first
+    round's reserved memory sizes the rest: at most as many more rounds as fit in a quarter of the free device memory
+    (at least one round in all). Returns the captures and one note per module that could not be captured."""
     captures: dict[str, list[Captured]] = {}
     failures: dict[str, str] = {}
     rounds = wanted
     done = 0
     while done < rounds:
         before = torch.cuda.memory_reserved()
-        for name, module in modules.items():
+        for name, side in modules.items():
             if name in failures:
                 continue
-            captured = capture(module, static)
+            captured = capture(side[done % len(side)] if isinstance(side, (list, tuple)) else side, static)
             if isinstance(captured, str):
                 failures[name] = captured
             else:

@@ -1,11 +1,13 @@
-"""Several instances a side (`harness.instances`): the timed calls rotate over instances built from the same weights.
+"""Several instances a side (`harness.instances`): timed calls and graph captures rotate over instances built from the
+same weights.
 
 Where a module's weights land in device memory can change its speed: on the H200, separate instances of one
 implementation differed by about 1% on cuDNN convolution blocks (convnext_block, 2026-11-30) and up to 2.5% on
 hash_grid_encoding's gathers (2026-11-30, 2026-12-01), and a noop candidate is a separate instance, so one instance a
 side is one draw of that. With N instances a side each input set is bound to one instance of each side (set k to
 instance k mod N), so the speedup averages over N draws and its clustered interval, which resamples input sets,
-carries their spread. The default stays one instance until the H200 shows what more buys (docs/progress.md).
+carries their spread; graph capture k is taken from instance k mod N (graphs.py). The default stays one instance
+until the H200 shows what more buys (docs/progress.md).
 
 Every extra candidate instance passes the correctness rounds before it is timed, and the timed rechecks pick outputs
 of every instance; the extra baseline instances are fingerprinted like the first (integrity.watch).

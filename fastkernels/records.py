@@ -107,7 +107,7 @@ class ResultRow(BaseModel):
     graph_speedup_ci95: tuple[float, float] | None = None  # resampling captures and replays (graphs.py)
     graph_note: str = ""
     graph_captures: int | None = None  # captures a side the graph times rotate over (graphs.py)
-    instances: int | None = None  # instances a side the eager timed calls rotate over (instances.py)
+    instances: int | None = None  # instances a side the timed calls and graph captures rotate over (instances.py)
     # the production implementation the graph replays compare against: baseline_impl, or where that cannot be
     # captured the fastest correct one that can (graphs.py)
     graph_baseline_impl: str | None = None

@@ -53,6 +53,21 @@ def test_captures_alternate_between_sides_up_to_the_wanted_count(monkeypatch, fa
     assert len(captures["baseline"]) == len(captures["candidate"]) == 4 and notes == []
 
 
+def test_a_side_of_several_instances_captures_them_in_turn(monkeypatch, fake_cuda):
+    # harness.instances: where a module's weights land is part of its speed, so the captures rotate over instances
+    def named(name):
+        def module(**_):
+            return None
+        module.__name__ = name
+        return module
+
+    monkeypatch.setattr(graphs, "capture", fake_capture(fake_cuda, per_capture=1 << 20))
+    sides = {"baseline": [named("b_one"), named("b_two")], "candidate": [named("c_one"), named("c_two")]}
+    captures, _ = graphs._capture_all(sides, {}, wanted=4)
+    assert fake_cuda["log"] == ["b_one0", "c_one0", "b_two0", "c_two0", "b_one1", "c_one1", "b_two1", "c_two1"]
+    assert len(captures["baseline"]) == len(captures["candidate"]) == 4
+
+
 def test_large_captures_are_fewer_so_that_they_take_at_most_a_quarter_of_free_memory(monkeypatch, fake_cuda):
     fake_cuda["free"] = 40 << 30
     monkeypatch.setattr(graphs, "capture", fake_capture(fake_cuda, per_capture=2 << 30))  # 4 GiB a round
