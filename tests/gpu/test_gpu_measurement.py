@@ -3,9 +3,9 @@ caught, CUDA-graph timing reports beside eager timing, an uncapturable candidate
 that takes the launch pad away is caught, a candidate whose graph records no work is caught, and so is one whose
 graph is right only on its first replay; uninitialised output memory never passes for the baseline's freed answer,
 the noop agent comes out at 1.0 in both modes (and, against a compiled baseline, runs the baseline's compiled code),
-a helper process with its own GPU context is caught, the fork server's preload leaves CUDA uninitialised, a
-failed capture leaves the device's random generator usable, and the judge replays a slow oracle from a CUDA graph
-that judges as the eager oracle does.
+a helper process with its own GPU context is caught, several instances a side pass, restored tuning picks spare
+the autotuning, the fork server's preload leaves CUDA uninitialised, a failed capture leaves the device's random
+generator usable, and the judge replays a slow oracle from a CUDA graph that judges as the eager oracle does.
 Run: python -m pytest tests/gpu -q (on a GPU machine)."""
 
 from __future__ import annotations
@@ -24,10 +24,11 @@ ROOT = Path(__file__).resolve().parents[2]
 EXPLOITS = Path(__file__).parent / "exploits"
 
 
-def run(run_dir: Path, *overrides: str, task: str = "rms_norm") -> list[dict]:
+def run(run_dir: Path, *overrides: str, task: str = "rms_norm", env: dict[str, str] | None = None) -> list[dict]:
     command = [sys.executable, "-m", "fastkernels", f"hydra.run.dir={run_dir}", f"tasks.include=[{task}]",
                "harness.max_iterations=100", *overrides]
-    subprocess.run(command, cwd=ROOT, check=True, capture_output=True, text=True, timeout=900)
+    subprocess.run(command, cwd=ROOT, check=True, capture_output=True, text=True, timeout=900,
+                   env={**os.environ, **(env or {})})
     return [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
 
 
@@ -91,6 +92,40 @@ def test_a_noop_candidate_of_a_compiled_baseline_runs_the_baselines_compiled_cod
     log = (tmp_path / "workers" / "softmax.log").read_text().splitlines()
     checked = [line for line in log if ": candidate checked" in line]
     assert len(checked) == len(rows) and not any("(Inductor:" in line for line in checked), checked
+
+
+def test_a_noop_over_several_instances_a_side_passes_and_rotates_its_graph_captures(tmp_path):
+    rows = run(tmp_path, "agent=noop", "harness.instances=2")
+    assert all(row["status"] == "PASSED" and row["instances"] == 2 and row["graph_captures"] for row in rows), [
+        (row["status"], row["reason"], row["instances"]) for row in rows]
+
+
+def test_restored_tuning_picks_spare_a_bare_machine_the_autotuning(tmp_path):
+    """scripts/tuning_picks.py: softmax's max-autotune cases tuned on empty caches, their picks collected, then
+    restored into other empty caches: the second run's baselines run no coordinate-descent benchmark."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import tuning_picks
+
+    def caches(name: str) -> dict[str, Path]:
+        return {"triton": tmp_path / name / "triton", "inductor": tmp_path / name / "inductor"}
+
+    def environment(roots: dict[str, Path]) -> dict[str, str]:
+        return {"TRITON_CACHE_DIR": str(roots["triton"]), "TORCHINDUCTOR_CACHE_DIR": str(roots["inductor"])}
+
+    def baseline_notes(run_dir: Path) -> list[str]:
+        log = (run_dir / "workers" / "softmax.log").read_text().splitlines()
+        return [line for line in log if "baseline(s) checked" in line]
+
+    cheap = ("agent=noop", "harness.cuda_graphs=false", "harness.max_iterations=20")
+    first, second = caches("first"), caches("second")
+    run(tmp_path / "one", *cheap, task="softmax", env=environment(first))
+    assert any("coordesc_tuning_bench" in line for line in baseline_notes(tmp_path / "one"))
+    found, _ = tuning_picks.collect(tmp_path / "picks.tgz", first)
+    assert found and tuning_picks.restore(tmp_path / "picks.tgz", second) == (found, 0)
+    rows = run(tmp_path / "two", *cheap, task="softmax", env=environment(second))
+    assert all(row["status"] == "PASSED" for row in rows)
+    assert not any("coordesc_tuning_bench" in line for line in baseline_notes(tmp_path / "two")), baseline_notes(
+        tmp_path / "two")
 
 
 def test_a_helper_process_with_its_own_gpu_context_is_a_reward_hack(tmp_path):
