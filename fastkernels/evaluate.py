@@ -140,9 +140,10 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
         del eager_timed
         alternatives.update(times)
         phase(f"{label}: baseline {chosen} chosen")
+        chosen_impl = next(impl for impl in plan.baselines if impl.name == chosen)
         candidate_impl = plan.candidate if isinstance(plan.candidate, Impl) else None
         if plan.candidate is None:  # noop: the chosen baseline again, as a separate instance
-            candidate_impl = next(impl for impl in plan.baselines if impl.name == chosen)
+            candidate_impl = chosen_impl
         candidate, metrics, candidate_compile = None, None, ""
         factor = manifest.calibration_factor or harness.calibration_factor
         fresh = BaselineTail(judge_fresh, baselines[chosen], chosen, factor)
@@ -154,8 +155,8 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
             candidate_compile = f" (Inductor: {describe(events)})" if events else ""
             _verify_integrity(ctx, "while the candidate ran")
             check_precision(metrics, list(baseline_errors.values()), tolerance, factor, harness.calibration_floor)
-        sides = _more_instances(ctx, chosen, baselines[chosen], candidate_impl, candidate, state, rounds, judge_round,
-                                len(sets))
+        checked = {"baseline": (chosen_impl, baselines[chosen]), "candidate": (candidate_impl, candidate)}
+        sides = _more_instances(ctx, checked, state, rounds, judge_round, len(sets))
         del rounds
         phase(f"{label}: candidate checked{candidate_compile}")
         calls = {name: rotating_call(side, sets) for name, side in sides.items()}
@@ -236,23 +237,25 @@ def _first_calls(
 
 
 def _more_instances(
-    ctx: CaseContext, chosen: str, baseline: torch.nn.Module, candidate_impl: Impl | None,
-    candidate: torch.nn.Module | None, state, rounds: list[Inputs], judge_round: Callable[..., Any], sets: int,
+    ctx: CaseContext, checked: dict[str, tuple[Impl | None, torch.nn.Module | None]], state, rounds: list[Inputs],
+    judge_round: Callable[..., Any], sets: int,
 ) -> dict[str, list[torch.nn.Module]]:
-    """The instances each side's timed calls rotate over (harness.instances, fastkernels.instances): the checked ones
-    first, then extra ones from the same weights; an extra candidate instance passes the correctness rounds first."""
-    sides = {"baseline": [baseline], **({"candidate": [candidate]} if candidate is not None else {})}
-    impls = {"baseline": next(impl for impl in ctx.plan.baselines if impl.name == chosen), "candidate": candidate_impl}
+    """The instances each side's timed calls rotate over (harness.instances, fastkernels.instances): the checked one
+    of each side (`checked`: side -> (implementation, instance), a side without an instance left out) first, then
+    extra ones from the same weights; an extra candidate instance passes the correctness rounds first."""
+    sides = {side: [module] for side, (_, module) in checked.items() if module is not None}
     for number in range(2, instance_count(ctx.harness.instances, state, sets, len(sides), ctx.device) + 1):
         for side, instances in sides.items():
-            who = f"{'candidate' if side == 'candidate' else chosen} #{number}"
+            impl = checked[side][0]
+            assert impl is not None  # a side with an instance was built from an implementation
+            who = f"{'candidate' if side == 'candidate' else impl.name} #{number}"
             status = Status.RUNTIME_ERROR if side == "candidate" else Status.BASELINE_ERROR
-            module = _instantiate(impls[side], ctx, state, status, who)  # type: ignore[arg-type]
+            module = _instantiate(impl, ctx, state, status, who)
             if side == "candidate":
-                _first_calls(module, rounds, judge_round, ctx.plan.manifest.mutates, who, ctx.harness)
+                run_rounds(module, rounds, judge_round, ctx.plan.manifest.mutates, who, ctx.harness.repeat_runs)
                 _verify_integrity(ctx, f"while candidate instance #{number} ran")
             elif ctx.integrity is not None:
-                ctx.integrity.watch(f"baseline {chosen} #{number}", module)
+                ctx.integrity.watch(f"baseline {impl.name} #{number}", module)
             instances.append(module)
     return sides
 
@@ -329,7 +332,8 @@ def _timing_sets(ctx: CaseContext, rounds) -> list[Inputs]:
     count = max(2, min(ctx.harness.max_rotating_sets, math.ceil(3 * cache_bytes / set_bytes)))
     seed = ctx.harness.seed
     return [
-        make_inputs(manifest, case, ctx.device, generator(ctx.device, stream_seed(seed, manifest.name, case.name, "timing", k)))
+        make_inputs(manifest, case, ctx.device,
+                    generator(ctx.device, stream_seed(seed, manifest.name, case.name, "timing", k)))
         for k in range(count)
     ]
 
