@@ -148,6 +148,8 @@ def main() -> int:
                              " issue's limit: bytes / bandwidth or FLOPs / rate)")
     parser.add_argument("--eager-from", type=Path, help="an earlier table whose eager times fill the cases no run "
                                                         "timed the eager module for (marked †)")
+    parser.add_argument("--eager-from-label", help="how the † footnote names that table (default: the path given; "
+                                                   "e.g. `git show SHA:docs/baselines.md` when OLD is a saved copy)")
     args = parser.parse_args()
     if args.eager_from is not None and not args.eager_from.is_file():
         parser.error(f"--eager-from {args.eager_from}: no such file")
@@ -226,7 +228,7 @@ def main() -> int:
             print(f"no eager time for {sum(no_eager.values())} cases (a run with harness.time_eager=true fills them): "
                   + ", ".join(f"{task} ({count})" for task, count in sorted(no_eager.items())))
         if carried:
-            print(f"{CARRIED} eager time carried from {args.eager_from} (an earlier measurement)")
+            print(f"{CARRIED} eager time carried from {args.eager_from_label or args.eager_from} (an earlier measurement)")
     return 0
 
 

@@ -69,3 +69,18 @@ def test_a_launch_floor_raises_only_the_limits_below_it_in_a_summary_line_and_th
     assert "2 cases of 1 tasks; median fraction of the limit 52%; 1 weak (< 50%)" in out
     # with the floor c0's limit is 4 µs: 50%; c1 keeps 80%
     assert "with a kernel's launch floor (4 µs) under every limit: median fraction 65%; 0 under 50%" in out
+
+
+def test_the_carried_footnote_names_the_earlier_table_as_labelled(tmp_path):
+    # OLD is usually a saved copy of docs/baselines.md (the table is regenerated into that file): the footnote then
+    # names where the copy came from, not a temporary path.
+    newest = _run_dir(tmp_path / "new", [_row("c0", "cudnn_channels_last", 0.050)])
+    earlier = tmp_path / "old.md"
+    earlier.write_text("| task | case | production (impl) | µs | eager µs | limit µs | % of limit | graph µs |"
+                       " % of limit (graph) | weak: why |\n| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n"
+                       "| t | c0 | torch_cudnn | 100.0 | 400.0 | 40.0 | 40% | - | - | why |\n")
+    out = subprocess.run([sys.executable, str(SCRIPT), "--copy-gbs", "4153.8", "--gemm-tflops", "771.6",
+                          "--eager-from", str(earlier), "--eager-from-label", "`git show 1cfddbb:docs/baselines.md`",
+                          str(newest)], capture_output=True, text=True, check=True).stdout
+    assert "† eager time carried from `git show 1cfddbb:docs/baselines.md` (an earlier measurement)" in out
+    assert str(earlier) not in out
