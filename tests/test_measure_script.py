@@ -58,6 +58,8 @@ def test_noop_rows_and_worker_time_of_a_cut_short_run(tmp_path):
     # b's rows say 6 s of it went to first calls beyond a steady call: (16 - 6) / 4 cases
     assert "compile time (first calls beyond the quickest later call, 2 rows): 6 s; harness overhead without it:" \
            " 2.50 s per task-case" in out
+    # a: 6 s over 2 cases; b: 10 s less its 6 s of compiles over 2 cases
+    assert "costliest tasks without compile time, a task-case: a 3.0 s, b 2.0 s" in out
     # 4 rows of one pair each at 0.010 ms a side (_row's samples): 0.08 ms of kernels
     assert "the kernels' own time in the eager timed calls (samples x both medians): 0 s, 0.00 s per task-case" in out
     # b/c1's timed phase: 1 s, of it 0.4 s rechecks; 8 calls in the four rows: (1 - 0.4 - 0.00008) / 8
