@@ -7,12 +7,15 @@ its timers before any candidate is imported (timing.py), so a patch cannot fake 
 include the backend switches that pick a baseline's kernel (flash/cuDNN attention, cuDNN, the BLAS library) and the
 Dynamo/Inductor switches that decide whether and how well a compiled baseline is compiled, and what intercepts every
 call a baseline makes (torch function and dispatch modes, nn.Module's global hooks, aten kernels registered from
-Python).
+Python), and the environment variables torch, Triton and CUDA read while a baseline compiles or runs (a candidate
+that points Inductor's or Triton's cache at a directory it planted slow tuning picks or kernels in changes no
+function).
 """
 
 from __future__ import annotations
 
 import multiprocessing.connection
+import os
 import sys
 from typing import Any
 
@@ -119,8 +122,21 @@ def _allocator_settings() -> dict[str, Any]:
     return found
 
 
+# Environment variables read after the snapshot by the libraries the baselines use: Inductor and Triton read their
+# cache directories and many switches when they compile (not only at import), and CUDA libraries read theirs when
+# they load. Set before the candidate is imported, they are the run's; set by it, they steer its baselines.
+STEERING_ENVIRONMENT_PREFIXES = ("TORCH", "PYTORCH", "TRITON", "CUDA", "CUBLAS", "CUDNN", "NVIDIA_TF32", "NCCL")
+
+
+def _steering_environment() -> list[str]:
+    """`KEY=VALUE` of every environment variable with a STEERING_ENVIRONMENT_PREFIXES prefix, sorted."""
+    return sorted(f"{key}={value}" for key, value in os.environ.items()
+                  if key.startswith(STEERING_ENVIRONMENT_PREFIXES))
+
+
 def _settings() -> dict[str, Any]:
     return {
+        "os.environ (torch, Triton and CUDA variables)": _steering_environment(),
         **_backend_switches(),
         **_compiler_settings(),
         **_interceptors(),
@@ -189,6 +205,7 @@ def _settle_torch_lazy_setup() -> None:
     time anything maps (flex_attention's block masks do: honest sliding-window rows read REWARD_HACK on the H200)."""
     import torch._dynamo
 
+    _settle_inductor_cache_dir()
     try:
         from torch._dynamo.mutation_guard import install_generation_tagging_init
 
@@ -203,6 +220,16 @@ def _settle_torch_lazy_setup() -> None:
         except ImportError:
             return
     lazy_load_decompositions()
+
+
+def _settle_inductor_cache_dir() -> None:
+    """Inductor writes TORCHINDUCTOR_CACHE_DIR into os.environ (made absolute, or its default) whenever it compiles:
+    do it now, so a baseline's first compile changes nothing (the module is small; the fork server imported it)."""
+    try:
+        from torch._inductor.runtime.cache_dir_utils import cache_dir
+    except ImportError:  # another torch release: its first compile may then be reported
+        return
+    cache_dir()
 
 
 class Integrity:

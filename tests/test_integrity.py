@@ -19,6 +19,36 @@ def test_a_patched_torch_function_is_named(monkeypatch):
     assert "patched torch.rsqrt" in snapshot.changed()
 
 
+def test_a_torch_triton_or_cuda_environment_variable_set_after_the_snapshot_is_named(monkeypatch):
+    # Inductor and Triton read their cache directories and switches when they compile, after the candidate's import
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", "/run/baseline-cache")
+    snapshot = Integrity()
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", "/tmp/planted")
+    monkeypatch.setenv("TRITON_CACHE_DIR", "/tmp/planted-triton")
+    changed = snapshot.changed()
+    assert "os.environ (torch, Triton and CUDA variables): added ['TORCHINDUCTOR_CACHE_DIR=/tmp/planted'," in changed
+    assert "'TRITON_CACHE_DIR=/tmp/planted-triton']" in changed
+    assert "removed ['TORCHINDUCTOR_CACHE_DIR=/run/baseline-cache']" in changed
+
+
+def test_other_environment_variables_are_the_candidates_own(monkeypatch):
+    snapshot = Integrity()
+    monkeypatch.setenv("MY_KERNEL_BLOCK", "128")
+    monkeypatch.setenv("OMP_DISPLAY_ENV", "false")
+    assert snapshot.changed() == ""
+
+
+def test_inductors_own_cache_directory_variable_is_settled_before_the_snapshot(monkeypatch, tmp_path):
+    # Inductor rewrites TORCHINDUCTOR_CACHE_DIR (made absolute) at every compile: a relative one set by the run, or
+    # none, must not read as changed after a baseline's first compile
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", "relative-cache")
+    snapshot = Integrity()
+    compiled = torch.compile(torch.nn.Linear(4, 4), dynamic=False)
+    compiled(torch.randn(2, 4))
+    assert snapshot.changed() == ""
+
+
 def test_a_switched_off_attention_backend_is_named():
     snapshot = Integrity()
     torch.backends.cuda.enable_flash_sdp(False)
