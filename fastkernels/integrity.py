@@ -56,17 +56,35 @@ DYNAMO_SWITCHES = ("disable", "recompile_limit", "cache_size_limit", "accumulate
                    "accumulated_cache_size_limit", "suppress_errors")
 INDUCTOR_SWITCHES = ("max_fusion_size", "epilogue_fusion", "aggressive_fusion", "pattern_matcher", "max_autotune",
                      "max_autotune_pointwise", "max_autotune_gemm", "coordinate_descent_tuning", "fallback_random",
-                     "freezing", "split_reductions", "triton.cudagraphs")
+                     "freezing", "split_reductions", "triton.cudagraphs",
+                     # where a compiled baseline's graphs, kernels and autotuning picks are looked up: a candidate
+                     # that turns a local cache off sends it to re-tune, one that turns a remote one on can serve it
+                     "fx_graph_cache", "autotune_local_cache", "fx_graph_remote_cache", "autotune_remote_cache")
+# Triton's knobs (set in Python or through the environment, read when a kernel compiles, loads or launches): its cache
+# directory and autotuning cache decide which compiled kernel and which autotuning pick a Triton baseline (Liger,
+# FLA, Inductor's kernels) gets; its launch and load hooks run around every launch, the baselines' included.
+TRITON_KNOBS = ("cache.dir", "cache.override_dir", "cache.manager_class", "cache.remote_manager_class",
+                "autotuning.cache", "compilation.always_compile", "runtime.launch_enter_hook",
+                "runtime.launch_exit_hook", "runtime.kernel_load_start_hook", "runtime.kernel_load_end_hook",
+                "runtime.jit_cache_hook", "runtime.jit_post_compile_hook")
 
 
 def _compiler_settings() -> dict[str, Any]:
-    """The DYNAMO_SWITCHES and INDUCTOR_SWITCHES this torch release has (a missing one is not compared)."""
+    """The DYNAMO_SWITCHES, INDUCTOR_SWITCHES and TRITON_KNOBS this torch and Triton release has (a missing one is
+    not compared)."""
     import torch._dynamo.config as dynamo_config
     import torch._inductor.config as inductor_config
 
+    sources: list[tuple[str, Any, tuple[str, ...]]] = [("torch._dynamo.config", dynamo_config, DYNAMO_SWITCHES),
+                                                       ("torch._inductor.config", inductor_config, INDUCTOR_SWITCHES)]
+    try:
+        from triton import knobs
+
+        sources.append(("triton.knobs", knobs, TRITON_KNOBS))
+    except ImportError:  # no Triton, or a release before its knobs
+        pass
     found: dict[str, Any] = {}
-    for prefix, config, names in (("torch._dynamo.config", dynamo_config, DYNAMO_SWITCHES),
-                                  ("torch._inductor.config", inductor_config, INDUCTOR_SWITCHES)):
+    for prefix, config, names in sources:
         for name in names:
             value: Any = config
             try:
@@ -74,7 +92,8 @@ def _compiler_settings() -> dict[str, Any]:
                     value = getattr(value, part)
             except AttributeError:
                 continue
-            found[f"{prefix}.{name}"] = value
+            calls = getattr(value, "calls", None)  # Triton's HookChain: hooks are added to it in place
+            found[f"{prefix}.{name}"] = list(calls) if isinstance(calls, list) else value
     return found
 
 

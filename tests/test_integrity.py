@@ -31,6 +31,40 @@ def test_a_torch_triton_or_cuda_environment_variable_set_after_the_snapshot_is_n
     assert "removed ['TORCHINDUCTOR_CACHE_DIR=/run/baseline-cache']" in changed
 
 
+def test_triton_cache_directory_and_launch_hooks_set_in_python_are_named(monkeypatch):
+    from triton import knobs
+
+    snapshot = Integrity()
+    def drag(*args):
+        pass
+
+    monkeypatch.setattr(knobs.cache, "dir", "/tmp/planted-triton")
+    hooks = knobs.runtime.launch_enter_hook
+    if hasattr(hooks, "add"):  # a chain of hooks (Triton 3.5 on), added to in place
+        hooks.add(drag)
+        try:
+            changed = snapshot.changed()
+        finally:
+            hooks.remove(drag)
+    else:
+        monkeypatch.setattr(knobs.runtime, "launch_enter_hook", drag)
+        changed = snapshot.changed()
+    assert "triton.knobs.cache.dir" in changed and "-> '/tmp/planted-triton'" in changed
+    assert "triton.knobs.runtime.launch_enter_hook" in changed and ".drag at " in changed
+
+
+def test_turning_off_inductors_local_autotuning_cache_is_named():
+    import torch._inductor.config as inductor_config
+
+    snapshot = Integrity()
+    inductor_config.autotune_local_cache = False  # a config module: set and restored by hand, not by monkeypatch
+    try:
+        assert "torch._inductor.config.autotune_local_cache True -> False" in snapshot.changed()
+    finally:
+        inductor_config.autotune_local_cache = True
+    assert snapshot.changed() == ""
+
+
 def test_other_environment_variables_are_the_candidates_own(monkeypatch):
     snapshot = Integrity()
     monkeypatch.setenv("MY_KERNEL_BLOCK", "128")
