@@ -59,7 +59,9 @@ INDUCTOR_SWITCHES = ("max_fusion_size", "epilogue_fusion", "aggressive_fusion", 
                      "freezing", "split_reductions", "triton.cudagraphs",
                      # where a compiled baseline's graphs, kernels and autotuning picks are looked up: a candidate
                      # that turns a local cache off sends it to re-tune, one that turns a remote one on can serve it
-                     "fx_graph_cache", "autotune_local_cache", "fx_graph_remote_cache", "autotune_remote_cache")
+                     "fx_graph_cache", "autotune_local_cache", "fx_graph_remote_cache", "autotune_remote_cache",
+                     # one compile process keeps each case's fresh cache directory (case_caches.py)
+                     "compile_threads")
 # Triton's knobs (set in Python or through the environment, read when a kernel compiles, loads or launches): its cache
 # directory and autotuning cache decide which compiled kernel and which autotuning pick a Triton baseline (Liger,
 # FLA, Inductor's kernels) gets; its launch and load hooks run around every launch, the baselines' included.
@@ -153,9 +155,32 @@ def _steering_environment() -> list[str]:
                   if key.startswith(STEERING_ENVIRONMENT_PREFIXES))
 
 
+ENVIRONMENT = "os.environ (torch, Triton and CUDA variables)"
+
+
+def _signal_handlers() -> dict[str, Any]:
+    """The Python handler of every signal, and the interval timers: a handler with a timer runs candidate code in the
+    middle of whatever the harness is doing (a baseline's timed call, its first compile), past every patch check."""
+    import signal
+
+    found: dict[str, Any] = {}
+    for signum in sorted(signal.valid_signals()):
+        if signum in (signal.SIGKILL, signal.SIGSTOP):
+            continue
+        try:
+            found[f"signal.getsignal({signal.Signals(signum).name})"] = signal.getsignal(signum)
+        except (ValueError, OSError):  # a real-time signal without a name, or one this platform refuses
+            continue
+    for name in ("ITIMER_REAL", "ITIMER_VIRTUAL", "ITIMER_PROF"):
+        if hasattr(signal, name):
+            found[f"signal.getitimer({name}) running"] = signal.getitimer(getattr(signal, name)) != (0.0, 0.0)
+    return found
+
+
 def _settings() -> dict[str, Any]:
     return {
-        "os.environ (torch, Triton and CUDA variables)": _steering_environment(),
+        ENVIRONMENT: _steering_environment(),
+        **_signal_handlers(),
         **_backend_switches(),
         **_compiler_settings(),
         **_interceptors(),
@@ -269,6 +294,18 @@ class Integrity:
 
     def unwatch(self, name: str) -> None:
         self._objects.pop(name, None)
+
+    def harness_sets_environment(self, values: dict[str, str]) -> None:
+        """Set `values` in os.environ for the harness (each case's compile caches, case_caches.py) and compare against
+        them from now on, with the Triton knobs they decide. Where something already differs from the snapshot, the
+        snapshot is left as it was, so the difference stays reported."""
+        clean = not self.changed()
+        os.environ.update(values)
+        if clean:
+            now = _settings()
+            for key in [ENVIRONMENT, *(key for key in now if key.startswith("triton.knobs.cache."))]:
+                if key in self._settings:
+                    self._settings[key] = now[key]
 
     def changed(self) -> str:
         now = _callables()
