@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Protocol
 
+from fastkernels.integrity import set_environment
 from fastkernels.tuning_picks import restore
 
 PICKS_ENV = "FASTKERNELS_TUNING_PICKS"
@@ -70,14 +71,15 @@ class TrustedPicks:
 
 
 class EnvironmentSetter(Protocol):
-    def harness_sets_environment(self, values: dict[str, str]) -> None: ...
+    def harness_sets_environment(self, values: dict[str, str | None]) -> None: ...
 
 
 @contextmanager
 def case_compile_caches(root: Path, picks: TrustedPicks | None,
                         integrity: EnvironmentSetter | None) -> Iterator[dict[str, Path]]:
     """Point Inductor's and Triton's caches at a fresh directory under `root` for one case, seeded from `picks`;
-    the integrity snapshot (when given) takes the new variables as the harness's own. Removed afterwards."""
+    the integrity snapshot (when given) takes the new variables as the harness's own. Afterwards the directory is
+    removed and the variables are as they were."""
     # Candidate objects of the case before that sit in reference cycles die now, not during this case's compiles: a
     # finalizer (__del__, weakref.finalize) is candidate code that would otherwise run with this directory named.
     gc.collect()
@@ -85,14 +87,13 @@ def case_compile_caches(root: Path, picks: TrustedPicks | None,
     roots = {cache: directory / cache for cache in CACHE_VARIABLES}
     for path in roots.values():
         path.mkdir(parents=True)
+    previous: dict[str, str | None] = {variable: os.environ.get(variable) for variable in CACHE_VARIABLES.values()}
+    set_variables = integrity.harness_sets_environment if integrity is not None else set_environment
     try:
         if picks is not None:
             picks.restore_into(roots)
-        values = {variable: str(roots[cache]) for cache, variable in CACHE_VARIABLES.items()}
-        if integrity is not None:
-            integrity.harness_sets_environment(values)
-        else:
-            os.environ.update(values)
+        set_variables({variable: str(roots[cache]) for cache, variable in CACHE_VARIABLES.items()})
         yield roots
     finally:
+        set_variables(previous)
         shutil.rmtree(directory, ignore_errors=True)

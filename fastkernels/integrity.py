@@ -149,6 +149,15 @@ def _allocator_settings() -> dict[str, Any]:
 STEERING_ENVIRONMENT_PREFIXES = ("TORCH", "PYTORCH", "TRITON", "CUDA", "CUBLAS", "CUDNN", "NVIDIA_TF32", "NCCL")
 
 
+def set_environment(values: dict[str, str | None]) -> None:
+    """Set each variable in os.environ, or unset it where its value is None."""
+    for key, value in values.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
 def _steering_environment() -> list[str]:
     """`KEY=VALUE` of every environment variable with a STEERING_ENVIRONMENT_PREFIXES prefix, sorted."""
     return sorted(f"{key}={value}" for key, value in os.environ.items()
@@ -175,6 +184,19 @@ def _signal_handlers() -> dict[str, Any]:
         if hasattr(signal, name):
             found[f"signal.getitimer({name}) running"] = signal.getitimer(getattr(signal, name)) != (0.0, 0.0)
     return found
+
+
+def _environment_settings() -> dict[str, Any]:
+    """The settings that follow the cache variables: the environment itself and Triton's cache knobs."""
+    settings = {ENVIRONMENT: _steering_environment()}
+    try:
+        from triton import knobs
+
+        for name in ("dir", "override_dir"):
+            settings[f"triton.knobs.cache.{name}"] = getattr(knobs.cache, name)
+    except (ImportError, AttributeError):  # no Triton, or a release before its knobs
+        pass
+    return settings
 
 
 def _settings() -> dict[str, Any]:
@@ -295,17 +317,15 @@ class Integrity:
     def unwatch(self, name: str) -> None:
         self._objects.pop(name, None)
 
-    def harness_sets_environment(self, values: dict[str, str]) -> None:
-        """Set `values` in os.environ for the harness (each case's compile caches, case_caches.py) and compare against
-        them from now on, with the Triton knobs they decide. Where something already differs from the snapshot, the
-        snapshot is left as it was, so the difference stays reported."""
-        clean = not self.changed()
-        os.environ.update(values)
+    def harness_sets_environment(self, values: dict[str, str | None]) -> None:
+        """Set `values` in os.environ (None: unset) for the harness (each case's compile caches, case_caches.py) and
+        compare against them from now on, with the Triton knobs they decide. Where something already differs from the
+        snapshot, the snapshot is left as it was, so the difference stays reported."""
+        before = _environment_settings()
+        clean = all(self._settings.get(key) == value for key, value in before.items())
+        set_environment(values)
         if clean:
-            now = _settings()
-            for key in [ENVIRONMENT, *(key for key in now if key.startswith("triton.knobs.cache."))]:
-                if key in self._settings:
-                    self._settings[key] = now[key]
+            self._settings.update(_environment_settings())
 
     def changed(self) -> str:
         now = _callables()

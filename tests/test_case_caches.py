@@ -34,6 +34,7 @@ def test_each_case_gets_a_fresh_directory_seeded_with_the_picks_and_removed_afte
     monkeypatch.setenv("FASTKERNELS_TUNING_PICKS", value)
     picks = TrustedPicks.from_environment()
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "shared"))
+    monkeypatch.delenv("TRITON_CACHE_DIR", raising=False)
     seen = []
     for _ in range(2):
         with case_compile_caches(tmp_path / "cases", picks, None) as roots:
@@ -41,6 +42,7 @@ def test_each_case_gets_a_fresh_directory_seeded_with_the_picks_and_removed_afte
             assert os.environ["TRITON_CACHE_DIR"] == str(roots["triton"])
             assert (roots["inductor"] / "ab" / "kernel.best_config").is_file()
             seen.append(roots["inductor"].parent)
+        assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "shared") and "TRITON_CACHE_DIR" not in os.environ
     assert seen[0] != seen[1] and not any(path.exists() for path in seen)
 
 
