@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Protocol
 
-from fastkernels.integrity import set_environment
+from fastkernels.environ import set_environment
 from fastkernels.tuning_picks import restore
 
 PICKS_ENV = "FASTKERNELS_TUNING_PICKS"

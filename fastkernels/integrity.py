@@ -21,6 +21,7 @@ from typing import Any
 
 import torch
 
+from fastkernels.environ import set_environment
 from fastkernels.live_objects import Fingerprint, differences, fingerprint
 
 WATCHED_MODULES = ("time", "gc", "torch", "torch.nn", "torch.nn.functional", "torch.cuda", "torch.linalg",
@@ -147,15 +148,6 @@ def _allocator_settings() -> dict[str, Any]:
 # cache directories and many switches when they compile (not only at import), and CUDA libraries read theirs when
 # they load. Set before the candidate is imported, they are the run's; set by it, they steer its baselines.
 STEERING_ENVIRONMENT_PREFIXES = ("TORCH", "PYTORCH", "TRITON", "CUDA", "CUBLAS", "CUDNN", "NVIDIA_TF32", "NCCL")
-
-
-def set_environment(values: dict[str, str | None]) -> None:
-    """Set each variable in os.environ, or unset it where its value is None."""
-    for key, value in values.items():
-        if value is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = value
 
 
 def _steering_environment() -> list[str]:

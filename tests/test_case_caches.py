@@ -42,7 +42,8 @@ def test_each_case_gets_a_fresh_directory_seeded_with_the_picks_and_removed_afte
             assert os.environ["TRITON_CACHE_DIR"] == str(roots["triton"])
             assert (roots["inductor"] / "ab" / "kernel.best_config").is_file()
             seen.append(roots["inductor"].parent)
-        assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "shared") and "TRITON_CACHE_DIR" not in os.environ
+        assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "shared")
+        assert "TRITON_CACHE_DIR" not in os.environ
     assert seen[0] != seen[1] and not any(path.exists() for path in seen)
 
 
