@@ -228,7 +228,8 @@ def main() -> int:
             print(f"no eager time for {sum(no_eager.values())} cases (a run with harness.time_eager=true fills them): "
                   + ", ".join(f"{task} ({count})" for task, count in sorted(no_eager.items())))
         if carried:
-            print(f"{CARRIED} eager time carried from {args.eager_from_label or args.eager_from} (an earlier measurement)")
+            source = args.eager_from_label or args.eager_from
+            print(f"{CARRIED} eager time carried from {source} (an earlier measurement)")
     return 0
 
 

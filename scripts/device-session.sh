@@ -5,7 +5,8 @@
 #   inductor    agent=noop over every task with an Inductor (torch_compile) production implementation, in
 #               $OUT/inductor.tgz; every candidate log line with an Inductor note in inductor-candidates-compiled.txt
 #               (a noop candidate runs its baseline's compiled function: the file should stay empty)
-#   reference   agent=reference over the same tasks, in $OUT/reference.tgz
+#   reference   agent=reference over $FK_TASKS (default: the tasks agents/reference has a candidate for; a task
+#               without one would still time its baseline, 3-10 s a case), in $OUT/reference.tgz
 #   ceilings    measured copy bandwidth and bf16 GEMM rate (scripts/measure.py)
 #   repeat      one candidate task re-measured five times in fresh runs (scripts/measure.py)
 #   diagnose    scripts/diagnose_noop.py on the noop rows that still moved in the tenth session's all-task pass
@@ -82,6 +83,10 @@ for step in "$@"; do
         selection=(tasks=all "tasks.include=[$(python3 -c 'from fastkernels.registry import Registry
 r = Registry()
 print(",".join(n for n in r.names if any(i.name.startswith("torch_compile") for i in r.get(n).implementations.production)))')]")
+      fi
+      if [ "$step" = reference ] && [ -z "${FK_TASKS:-}" ]; then  # a task without a candidate still times its baseline
+        selection=(tasks=all "tasks.include=[$(ls agents/reference/L*/*.py | xargs -n1 basename | sed 's/\.py$//' \
+          | sort | paste -sd, -)]")
       fi
       timeout "$(step_limit 540)" python3 -m fastkernels hardware="$hardware" "${selection[@]}" agent="$agent" \
         hydra.run.dir="$out/$step" "${trusted[@]}" "${overrides[@]}" 2>&1 | grep -v " PASSED" | tail -12

@@ -159,6 +159,21 @@ def worker_seconds(runs: list[Path], rows: list[dict]) -> dict:
         print(f"  compile time (first calls beyond the quickest later call, {len(compiled)} rows): {compile_s:.0f} s;"
               f" harness overhead without it: {(total - compile_s) / max(1, cases):.2f} s per task-case", flush=True)
         summary.update(compile_s=compile_s, worker_overhead_s_per_case=(total - compile_s) / max(1, cases))
+        compile_by_task: dict[str, float] = {}
+        for row in rows:
+            seconds = row.get("compile_s")
+            if row["task"] in per_task and seconds not in (None, {}):
+                compile_by_task[row["task"]] = compile_by_task.get(row["task"], 0.0) + (
+                    sum(seconds.values()) if isinstance(seconds, dict) else seconds)
+        costliest = sorted(((seconds - compile_by_task.get(task, 0.0)) / count, task)
+                           for task, (seconds, count) in per_task.items())[::-1][:5]
+        print("  costliest tasks without compile time, a task-case: "
+              + ", ".join(f"{task} {seconds:.1f} s" for seconds, task in costliest), flush=True)
+        if len(start_ups) > 1:  # a pass stitched from several runs paid a start-up per run, one run pays one a lane
+            one_run = (total - compile_s - sum(start_ups) + max(start_ups)) / max(1, cases)
+            print(f"  the same with one start-up (the longest), as one run on one lane pays it: {one_run:.2f} s per"
+                  f" task-case", flush=True)
+            summary.update(worker_overhead_s_per_case_one_start_up=one_run)
     timed = [row for row in rows if row["task"] in per_task and row.get("samples") and row.get("candidate_ms")]
     if timed:  # what no harness can save: the measured calls themselves (median times the calls made)
         device_s = sum(row["samples"] * (row["baseline_ms"] + row["candidate_ms"]) for row in timed) / 1e3

@@ -43,14 +43,20 @@ def test_newest_run_gives_the_production_row_an_older_run_the_eager_time_and_gra
     assert "CUDA-graph replay: median fraction of the limit 100% over the 1 cases timed that way" in out
 
 
+def _earlier_table(path: Path, *eager_us: tuple[str, float]) -> Path:
+    """An earlier docs/baselines.md table of task `t`, with these (case, eager µs) rows."""
+    header = ("| task | case | production (impl) | µs | eager µs | limit µs | % of limit | graph µs |"
+              " % of limit (graph) | weak: why |\n"
+              "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n")
+    rows = "".join(f"| t | {case} | torch_cudnn | 100.0 | {us} | 40.0 | 40% | - | - | why |\n" for case, us in eager_us)
+    path.write_text(header + rows)
+    return path
+
+
 def test_an_earlier_tables_eager_times_fill_the_cases_no_run_timed_marked_as_carried(tmp_path):
     newest = _run_dir(tmp_path / "new", [_row("c0", "cudnn_channels_last", 0.050),
                                          _row("c1", "torch_compile", 0.080, eager_ms=0.300)])
-    earlier = tmp_path / "baselines.md"
-    earlier.write_text("| task | case | production (impl) | µs | eager µs | limit µs | % of limit | graph µs |"
-                       " % of limit (graph) | weak: why |\n| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n"
-                       "| t | c0 | torch_cudnn | 100.0 | 400.0 | 40.0 | 40% | - | - | why |\n"
-                       "| t | c1 | torch_cudnn | 100.0 | 999.0 | 40.0 | 40% | - | - | why |\n")
+    earlier = _earlier_table(tmp_path / "baselines.md", ("c0", 400.0), ("c1", 999.0))
     out = subprocess.run([sys.executable, str(SCRIPT), "--copy-gbs", "4153.8", "--gemm-tflops", "771.6",
                           "--eager-from", str(earlier), str(newest)], capture_output=True, text=True, check=True).stdout
     lines = {line.split(" | ")[1]: line for line in out.splitlines() if line.startswith("| t |")}
@@ -75,10 +81,7 @@ def test_the_carried_footnote_names_the_earlier_table_as_labelled(tmp_path):
     # OLD is usually a saved copy of docs/baselines.md (the table is regenerated into that file): the footnote then
     # names where the copy came from, not a temporary path.
     newest = _run_dir(tmp_path / "new", [_row("c0", "cudnn_channels_last", 0.050)])
-    earlier = tmp_path / "old.md"
-    earlier.write_text("| task | case | production (impl) | µs | eager µs | limit µs | % of limit | graph µs |"
-                       " % of limit (graph) | weak: why |\n| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n"
-                       "| t | c0 | torch_cudnn | 100.0 | 400.0 | 40.0 | 40% | - | - | why |\n")
+    earlier = _earlier_table(tmp_path / "old.md", ("c0", 400.0))
     out = subprocess.run([sys.executable, str(SCRIPT), "--copy-gbs", "4153.8", "--gemm-tflops", "771.6",
                           "--eager-from", str(earlier), "--eager-from-label", "`git show 1cfddbb:docs/baselines.md`",
                           str(newest)], capture_output=True, text=True, check=True).stdout

@@ -63,6 +63,23 @@ def test_the_inductor_step_runs_noop_over_the_inductor_tasks_and_lists_candidate
     assert (tmp_path / "inductor-candidates-compiled.txt").read_text() == ""  # the noop candidate compiled nothing
 
 
+def test_the_reference_step_runs_only_the_tasks_a_reference_candidate_exists_for(tmp_path):
+    # a task without a candidate is NOT_ATTEMPTED but still times its baseline (3-10 s a case on the H200, 86 wasted
+    # cases on 2026-12-01); all of the candidates' tasks but hardswish are left out here to keep it short
+    candidates = sorted(path.stem for path in (ROOT / "agents" / "reference").glob("L*/*.py"))
+    environment = {**os.environ, "FK_HARDWARE": "cpu", "FK_WHEELS": "none", "OUT": str(tmp_path),
+                   "FK_OVERRIDES": f"tasks.exclude=[{','.join(c for c in candidates if c != 'hardswish')}]"
+                                   " harness.max_iterations=24",
+                   "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    done = subprocess.run(["bash", "scripts/device-session.sh", "reference"], cwd=ROOT, env=environment,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    with tarfile.open(tmp_path / "reference.tgz") as archive:
+        rows = [json.loads(line) for line in archive.extractfile("reference/results.jsonl").read().splitlines()]
+    assert rows and {row["task"] for row in rows} == {"hardswish"}
+    assert {row["status"] for row in rows} == {"PASSED"}
+
+
 def test_a_call_budget_cuts_a_step_short_in_time_to_pack_its_rows_and_skips_steps_that_no_longer_fit(tmp_path):
     # the device tool ends a call at its timeout and returns only what lies under $OUT: a run cut by the call itself
     # lost its worker logs (2026-12-01), one cut by the budget is interrupted, packed and summarised

@@ -58,6 +58,8 @@ def test_noop_rows_and_worker_time_of_a_cut_short_run(tmp_path):
     # b's rows say 6 s of it went to first calls beyond a steady call: (16 - 6) / 4 cases
     assert "compile time (first calls beyond the quickest later call, 2 rows): 6 s; harness overhead without it:" \
            " 2.50 s per task-case" in out
+    # a: 6 s over 2 cases; b: 10 s less its 6 s of compiles over 2 cases
+    assert "costliest tasks without compile time, a task-case: a 3.0 s, b 2.0 s" in out
     # 4 rows of one pair each at 0.010 ms a side (_row's samples): 0.08 ms of kernels
     assert "the kernels' own time in the eager timed calls (samples x both medians): 0 s, 0.00 s per task-case" in out
     # b/c1's timed phase: 1 s, of it 0.4 s rechecks; 8 calls in the four rows: (1 - 0.4 - 0.00008) / 8
@@ -91,3 +93,21 @@ def test_each_lanes_fork_server_start_up_is_counted_apart(tmp_path):
                          capture_output=True, text=True, check=True).stdout
     assert "worker start-ups (a fork server importing torch and the kernel libraries, once a lane and run): 2, 21.0 s" \
         in out
+
+
+def test_a_pass_stitched_from_runs_also_reports_its_overhead_with_one_start_up(tmp_path):
+    # two runs, each paying its fork server (10.5 and 12.5 s); the rows say 1 s of first compiles per task
+    for run, first in (("one", 10.50), ("two", 12.50)):
+        workers = tmp_path / run / "workers"
+        workers.mkdir(parents=True)
+        task = f"{run}_a"
+        row = _row(task, "c0", 1.0, [0.99, 1.01]) | {"compile_s": {"native": 1.0, "candidate": 0.0}}
+        (workers / f"{task}.rows.jsonl").write_text(json.dumps(row) + "\n")
+        (workers / f"{task}.log").write_text(f"[{first:8.2f} s] torch imported (16 CPU threads)\n"
+                                             f"[{first + 3:8.2f} s] case c0 PASSED\n")
+    out = subprocess.run([sys.executable, str(SCRIPT), "--parts", "none", "--noop-rows", str(tmp_path / "one"),
+                          str(tmp_path / "two"), "--out", str(tmp_path / "out")],
+                         capture_output=True, text=True, check=True).stdout
+    # worker time 13.5 + 15.5 = 29 s, less 2 s compiling: 13.5 s a case; less the shorter start-up: (27 - 10.5) / 2
+    assert "harness overhead without it: 13.50 s per task-case" in out
+    assert "the same with one start-up (the longest), as one run on one lane pays it: 8.25 s per task-case" in out
