@@ -49,7 +49,12 @@ def main() -> None:
         from fastkernels import report
 
         sys.exit(report.main(sys.argv[2:]))
-    _hydra_main()
+    try:
+        _hydra_main()
+    finally:  # nothing the run started outlives it (every sweep job of a multirun shares the one server)
+        from fastkernels.launch import stop_fork_server
+
+        stop_fork_server()
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 import types
 from multiprocessing import forkserver
 from typing import Iterator, Literal, Protocol
@@ -91,6 +92,30 @@ def _start_fork_server(wanted: dict[str, str | None]) -> None:
             forkserver.ensure_running()
     finally:
         set_environment(saved)
+
+
+def stop_fork_server(wait_s: float = 5.0) -> None:
+    """End the worker fork server and multiprocessing's resource tracker, if this process started them, and wait
+    for them: left to notice their parent's exit on their own, they outlive a run by up to a second under load,
+    holding its output open. The tracker also serves every process forked from the server, so it exits only once
+    they all have: its wait is bounded by `wait_s`. A later run in this process starts a fresh server."""
+    from multiprocessing import resource_tracker
+
+    global _server_env
+    with _server_lock:
+        with contextlib.suppress(OSError):
+            forkserver._forkserver._stop()  # CPython's own (3.8 on, used by its tests): the server exits at once
+        _server_env = None
+    tracker = resource_tracker._resource_tracker
+    with tracker._lock:
+        if tracker._fd is None:
+            return
+        os.close(tracker._fd)  # its "alive" end: the tracker exits when every holder has closed it
+        pid, tracker._fd, tracker._pid = tracker._pid, None, None
+    deadline = time.monotonic() + wait_s
+    with contextlib.suppress(ChildProcessError):
+        while not os.waitpid(pid, os.WNOHANG)[0] and time.monotonic() < deadline:
+            time.sleep(0.01)
 
 
 def _fork_server() -> multiprocessing.context.BaseContext:

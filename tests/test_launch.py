@@ -176,6 +176,30 @@ def test_a_forked_worker_does_not_rerun_the_parents_main_script(tmp_path):
     assert not mark.exists()
 
 
+STOP_SCRIPT = """
+import os, sys
+from multiprocessing import forkserver, resource_tracker
+from fastkernels import launch
+from fastkernels.launch import start_worker
+start_worker(sys.argv[1], sys.argv[2], dict(os.environ), "forkserver", bytes(32)).wait()
+helpers = [forkserver._forkserver._forkserver_pid, resource_tracker._resource_tracker._pid]
+print(*[os.path.exists(f"/proc/{pid}") for pid in helpers])
+launch.stop_fork_server()
+print(*[os.path.exists(f"/proc/{pid}") for pid in helpers])
+"""
+
+
+def test_a_stopped_fork_server_and_its_resource_tracker_are_gone_when_the_call_returns(tmp_path):
+    """`python -m fastkernels` stops them as it ends: on their own they outlived an interrupted run by about a second
+    under load, holding its output open (tests/test_interruption.py's check, 2026-12-01)."""
+    done = subprocess.run([sys.executable, "-c", STOP_SCRIPT, str(tmp_path / "no.job.json"),
+                           str(tmp_path / "worker.log")], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    assert done.returncode == 0, done.stderr[-2000:]
+    before, after = done.stdout.splitlines()
+    assert before == "True True" and after == "False False"  # both ran, and both are gone when the call returns
+
+
 def test_a_start_interrupted_after_the_fork_ends_the_worker_it_started(tmp_path, monkeypatch):
     """Ctrl-C landing as a worker's start returns: nothing holds the worker yet, and multiprocessing joins every live
     child at interpreter exit, so a worker left running (a hanging candidate) would keep the run from ever exiting."""
