@@ -112,6 +112,7 @@ class HarnessConfig(Strict):
     timeout_s: float = Field(gt=0)
     worker_start: Literal["forkserver", "exec"] = "forkserver"
     cache_autotuning: bool = True
+    compile_caches: Literal["per_case", "shared"] = "per_case"
     flush_l2: bool = True
     timing: Literal["auto", "cuda_events", "host_clock"] = "auto"
     launch_pad_us: float = Field(default=50.0, ge=0)

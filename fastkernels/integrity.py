@@ -7,17 +7,21 @@ its timers before any candidate is imported (timing.py), so a patch cannot fake 
 include the backend switches that pick a baseline's kernel (flash/cuDNN attention, cuDNN, the BLAS library) and the
 Dynamo/Inductor switches that decide whether and how well a compiled baseline is compiled, and what intercepts every
 call a baseline makes (torch function and dispatch modes, nn.Module's global hooks, aten kernels registered from
-Python).
+Python), and the environment variables torch, Triton and CUDA read while a baseline compiles or runs (a candidate
+that points Inductor's or Triton's cache at a directory it planted slow tuning picks or kernels in changes no
+function).
 """
 
 from __future__ import annotations
 
 import multiprocessing.connection
+import os
 import sys
 from typing import Any
 
 import torch
 
+from fastkernels.environ import set_environment
 from fastkernels.live_objects import Fingerprint, differences, fingerprint
 
 WATCHED_MODULES = ("time", "gc", "torch", "torch.nn", "torch.nn.functional", "torch.cuda", "torch.linalg",
@@ -53,17 +57,37 @@ DYNAMO_SWITCHES = ("disable", "recompile_limit", "cache_size_limit", "accumulate
                    "accumulated_cache_size_limit", "suppress_errors")
 INDUCTOR_SWITCHES = ("max_fusion_size", "epilogue_fusion", "aggressive_fusion", "pattern_matcher", "max_autotune",
                      "max_autotune_pointwise", "max_autotune_gemm", "coordinate_descent_tuning", "fallback_random",
-                     "freezing", "split_reductions", "triton.cudagraphs")
+                     "freezing", "split_reductions", "triton.cudagraphs",
+                     # where a compiled baseline's graphs, kernels and autotuning picks are looked up: a candidate
+                     # that turns a local cache off sends it to re-tune, one that turns a remote one on can serve it
+                     "fx_graph_cache", "autotune_local_cache", "fx_graph_remote_cache", "autotune_remote_cache",
+                     # one compile process keeps each case's fresh cache directory (case_caches.py)
+                     "compile_threads")
+# Triton's knobs (set in Python or through the environment, read when a kernel compiles, loads or launches): its cache
+# directory and autotuning cache decide which compiled kernel and which autotuning pick a Triton baseline (Liger,
+# FLA, Inductor's kernels) gets; its launch and load hooks run around every launch, the baselines' included.
+TRITON_KNOBS = ("cache.dir", "cache.override_dir", "cache.manager_class", "cache.remote_manager_class",
+                "autotuning.cache", "compilation.always_compile", "runtime.launch_enter_hook",
+                "runtime.launch_exit_hook", "runtime.kernel_load_start_hook", "runtime.kernel_load_end_hook",
+                "runtime.jit_cache_hook", "runtime.jit_post_compile_hook")
 
 
 def _compiler_settings() -> dict[str, Any]:
-    """The DYNAMO_SWITCHES and INDUCTOR_SWITCHES this torch release has (a missing one is not compared)."""
+    """The DYNAMO_SWITCHES, INDUCTOR_SWITCHES and TRITON_KNOBS this torch and Triton release has (a missing one is
+    not compared)."""
     import torch._dynamo.config as dynamo_config
     import torch._inductor.config as inductor_config
 
+    sources: list[tuple[str, Any, tuple[str, ...]]] = [("torch._dynamo.config", dynamo_config, DYNAMO_SWITCHES),
+                                                       ("torch._inductor.config", inductor_config, INDUCTOR_SWITCHES)]
+    try:
+        from triton import knobs
+
+        sources.append(("triton.knobs", knobs, TRITON_KNOBS))
+    except ImportError:  # no Triton, or a release before its knobs
+        pass
     found: dict[str, Any] = {}
-    for prefix, config, names in (("torch._dynamo.config", dynamo_config, DYNAMO_SWITCHES),
-                                  ("torch._inductor.config", inductor_config, INDUCTOR_SWITCHES)):
+    for prefix, config, names in sources:
         for name in names:
             value: Any = config
             try:
@@ -71,7 +95,8 @@ def _compiler_settings() -> dict[str, Any]:
                     value = getattr(value, part)
             except AttributeError:
                 continue
-            found[f"{prefix}.{name}"] = value
+            calls = getattr(value, "calls", None)  # Triton's HookChain: hooks are added to it in place
+            found[f"{prefix}.{name}"] = list(calls) if isinstance(calls, list) else value
     return found
 
 
@@ -119,8 +144,57 @@ def _allocator_settings() -> dict[str, Any]:
     return found
 
 
+# Environment variables read after the snapshot by the libraries the baselines use: Inductor and Triton read their
+# cache directories and many switches when they compile (not only at import), and CUDA libraries read theirs when
+# they load. Set before the candidate is imported, they are the run's; set by it, they steer its baselines.
+STEERING_ENVIRONMENT_PREFIXES = ("TORCH", "PYTORCH", "TRITON", "CUDA", "CUBLAS", "CUDNN", "NVIDIA_TF32", "NCCL")
+
+
+def _steering_environment() -> list[str]:
+    """`KEY=VALUE` of every environment variable with a STEERING_ENVIRONMENT_PREFIXES prefix, sorted."""
+    return sorted(f"{key}={value}" for key, value in os.environ.items()
+                  if key.startswith(STEERING_ENVIRONMENT_PREFIXES))
+
+
+ENVIRONMENT = "os.environ (torch, Triton and CUDA variables)"
+
+
+def _signal_handlers() -> dict[str, Any]:
+    """The Python handler of every signal, and the interval timers: a handler with a timer runs candidate code in the
+    middle of whatever the harness is doing (a baseline's timed call, its first compile), past every patch check."""
+    import signal
+
+    found: dict[str, Any] = {}
+    for signum in sorted(signal.valid_signals()):
+        if signum in (signal.SIGKILL, signal.SIGSTOP):
+            continue
+        try:
+            found[f"signal.getsignal({signal.Signals(signum).name})"] = signal.getsignal(signum)
+        except (ValueError, OSError):  # a real-time signal without a name, or one this platform refuses
+            continue
+    for name in ("ITIMER_REAL", "ITIMER_VIRTUAL", "ITIMER_PROF"):
+        if hasattr(signal, name):
+            found[f"signal.getitimer({name}) running"] = signal.getitimer(getattr(signal, name)) != (0.0, 0.0)
+    return found
+
+
+def _environment_settings() -> dict[str, Any]:
+    """The settings that follow the cache variables: the environment itself and Triton's cache knobs."""
+    settings = {ENVIRONMENT: _steering_environment()}
+    try:
+        from triton import knobs
+
+        for name in ("dir", "override_dir"):
+            settings[f"triton.knobs.cache.{name}"] = getattr(knobs.cache, name)
+    except (ImportError, AttributeError):  # no Triton, or a release before its knobs
+        pass
+    return settings
+
+
 def _settings() -> dict[str, Any]:
     return {
+        ENVIRONMENT: _steering_environment(),
+        **_signal_handlers(),
         **_backend_switches(),
         **_compiler_settings(),
         **_interceptors(),
@@ -189,6 +263,7 @@ def _settle_torch_lazy_setup() -> None:
     time anything maps (flex_attention's block masks do: honest sliding-window rows read REWARD_HACK on the H200)."""
     import torch._dynamo
 
+    _settle_inductor_cache_dir()
     try:
         from torch._dynamo.mutation_guard import install_generation_tagging_init
 
@@ -203,6 +278,16 @@ def _settle_torch_lazy_setup() -> None:
         except ImportError:
             return
     lazy_load_decompositions()
+
+
+def _settle_inductor_cache_dir() -> None:
+    """Inductor writes TORCHINDUCTOR_CACHE_DIR into os.environ (made absolute, or its default) whenever it compiles:
+    do it now, so a baseline's first compile changes nothing (the module is small; the fork server imported it)."""
+    try:
+        from torch._inductor.runtime.cache_dir_utils import cache_dir
+    except ImportError:  # another torch release: its first compile may then be reported
+        return
+    cache_dir()
 
 
 class Integrity:
@@ -223,6 +308,16 @@ class Integrity:
 
     def unwatch(self, name: str) -> None:
         self._objects.pop(name, None)
+
+    def harness_sets_environment(self, values: dict[str, str | None]) -> None:
+        """Set `values` in os.environ (None: unset) for the harness (each case's compile caches, case_caches.py) and
+        compare against them from now on, with the Triton knobs they decide. Where something already differs from the
+        snapshot, the snapshot is left as it was, so the difference stays reported."""
+        before = _environment_settings()
+        clean = all(self._settings.get(key) == value for key, value in before.items())
+        set_environment(values)
+        if clean:
+            self._settings.update(_environment_settings())
 
     def changed(self) -> str:
         now = _callables()

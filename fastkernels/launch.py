@@ -23,6 +23,8 @@ import types
 from multiprocessing import forkserver
 from typing import Iterator, Literal, Protocol
 
+from fastkernels.environ import set_environment
+
 WorkerStart = Literal["forkserver", "exec"]
 WORKER_COMMAND = [sys.executable, "-m", "fastkernels.worker"]
 
@@ -80,7 +82,7 @@ def _fork_server_matches(environment: dict[str, str]) -> bool:
 def _start_fork_server(wanted: dict[str, str | None]) -> None:
     """Start the server with `wanted` in its environment (it inherits this process's), then restore ours."""
     saved = {key: os.environ.get(key) for key in IMPORT_TIME_ENV}
-    _set_environment(wanted)
+    set_environment(wanted)
     # torch.cuda.is_available() through NVML, so preloaded code that asks whether a GPU exists does not initialise
     # the CUDA driver in the server (a CUDA context does not survive fork)
     os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
@@ -89,7 +91,7 @@ def _start_fork_server(wanted: dict[str, str | None]) -> None:
         with _main_hidden():  # the server would import a main script too (once)
             forkserver.ensure_running()
     finally:
-        _set_environment(saved)
+        set_environment(saved)
 
 
 def stop_fork_server(wait_s: float = 5.0) -> None:
@@ -114,14 +116,6 @@ def stop_fork_server(wait_s: float = 5.0) -> None:
     with contextlib.suppress(ChildProcessError):
         while not os.waitpid(pid, os.WNOHANG)[0] and time.monotonic() < deadline:
             time.sleep(0.01)
-
-
-def _set_environment(values: dict[str, str | None]) -> None:
-    for key, value in values.items():
-        if value is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = value
 
 
 def _fork_server() -> multiprocessing.context.BaseContext:

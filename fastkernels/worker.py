@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -97,11 +99,18 @@ def run_job(job: WorkerJob, row_key: bytes) -> None:
 
 
 def _score_cases(job, registry, manifest, device_name, candidate_dir, clock, flush, judge, write_row) -> None:
-    from fastkernels.clocks import read_clocks
-    from fastkernels.evaluate import CaseContext, evaluate_case
+    from fastkernels.case_caches import PicksChanged
     from fastkernels.integrity import Integrity
     from fastkernels.plan import one_line, plan_task
 
+    per_case_caches = job.harness.compile_caches == "per_case"
+    try:
+        picks = _per_case_cache_setup() if per_case_caches else None
+    except (ValueError, PicksChanged) as error:
+        for case in job.cases:
+            base = row_base(job, manifest.level, manifest.categories, case, device_name)
+            write_row(ResultRow(**base, status=Status.BASELINE_ERROR, reason=one_line(error)))
+        return
     snapshot: list[Integrity] = []
     try:
         plan = plan_task(registry, job.task, job.device, job.baseline, candidate_dir, job.mode,
@@ -115,17 +124,51 @@ def _score_cases(job, registry, manifest, device_name, candidate_dir, clock, flu
     phase("baselines and candidate loaded")
     integrity = snapshot[0]
     patched = integrity.changed()
-    for case in job.cases:
-        base = row_base(job, manifest.level, manifest.categories, case, device_name)
-        if patched:
-            reason = f"importing the candidate patched or reconfigured harness or library code: {patched}"
-            write_row(ResultRow(**base, status=Status.REWARD_HACK, reason=reason))
-            continue
-        context = CaseContext(plan, case, job.device, job.harness, job.profile, clock, flush, base, judge, integrity,
-                              read_clocks=(lambda: read_clocks(0)) if job.device == "cuda" else None)
-        row = evaluate_case(context)
-        write_row(row)
-        phase(f"case {case} {row.status.value}")
+    caches_root = Path(tempfile.mkdtemp(prefix="fk-compile-caches-")) if per_case_caches else None
+    try:
+        for case in job.cases:
+            base = row_base(job, manifest.level, manifest.categories, case, device_name)
+            if patched:
+                reason = f"importing the candidate patched or reconfigured harness or library code: {patched}"
+                write_row(ResultRow(**base, status=Status.REWARD_HACK, reason=reason))
+                continue
+            row = _score_case(job, plan, case, base, clock, flush, judge, integrity, caches_root, picks)
+            write_row(row)
+            phase(f"case {case} {row.status.value}")
+    finally:
+        if caches_root is not None:
+            shutil.rmtree(caches_root, ignore_errors=True)
+
+
+def _per_case_cache_setup():
+    """Before any candidate code: the run's trusted tuning picks, and Inductor compiling in this process (its compile
+    pool would keep the cache directory it started with; fastkernels/case_caches.py)."""
+    import torch._inductor.config as inductor_config
+
+    from fastkernels.case_caches import TrustedPicks
+
+    inductor_config.compile_threads = 1
+    picks = TrustedPicks.from_environment()
+    if picks is not None:
+        picks.verify()
+    return picks
+
+
+def _score_case(job, plan, case, base, clock, flush, judge, integrity, caches_root, picks) -> ResultRow:
+    """One case, in compile caches of its own when `caches_root` is given."""
+    from fastkernels.case_caches import PicksChanged, case_compile_caches
+    from fastkernels.clocks import read_clocks
+    from fastkernels.evaluate import CaseContext, evaluate_case
+
+    context = CaseContext(plan, case, job.device, job.harness, job.profile, clock, flush, base, judge, integrity,
+                          read_clocks=(lambda: read_clocks(0)) if job.device == "cuda" else None)
+    if caches_root is None:
+        return evaluate_case(context)
+    try:
+        with case_compile_caches(caches_root, picks, integrity):
+            return evaluate_case(context)
+    except PicksChanged as error:  # it had the run's hash when this worker started, before the candidate's import
+        return ResultRow(**base, status=Status.REWARD_HACK, reason=f"{error}: changed after the candidate's import")
 
 
 def make_clock(job: WorkerJob):

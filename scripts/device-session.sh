@@ -63,6 +63,10 @@ collect_picks() {
   local merge=$out/picks.tgz; [ -f "$merge" ] || merge=$picks
   python3 scripts/tuning_picks.py collect "$out/picks.tgz" "${picks_args[@]}" --merge "$merge" | tail -1
 }
+# Every step here runs trusted code (the harness's own noop and reference candidates), so its baselines compile in
+# the shared caches under FK_CACHE, whose picks collect_picks gathers; an agent's run keeps the default per-case
+# caches, seeded from FASTKERNELS_TUNING_PICKS (fastkernels/case_caches.py).
+trusted=(harness.compile_caches=shared)
 cheap=(harness.warmup=1 harness.iterations=3 harness.max_iterations=3 harness.max_timing_s=0.05 harness.rechecks=0
        harness.repeat_runs=1 harness.cuda_graphs=false)
 for step in "$@"; do
@@ -85,7 +89,7 @@ print(",".join(n for n in r.names if any(i.name.startswith("torch_compile") for 
           | sort | paste -sd, -)]")
       fi
       timeout "$(step_limit 540)" python3 -m fastkernels hardware="$hardware" "${selection[@]}" agent="$agent" \
-        hydra.run.dir="$out/$step" "${overrides[@]}" 2>&1 | grep -v " PASSED" | tail -12
+        hydra.run.dir="$out/$step" "${trusted[@]}" "${overrides[@]}" 2>&1 | grep -v " PASSED" | tail -12
       python3 scripts/row_summary.py "$out/$step" | tee "$out/$step-rows.txt" | head -40
       [ "$step" = inductor ] && grep -h ": candidate checked (Inductor" "$out/$step"/workers/*.log \
         | tee "$out/inductor-candidates-compiled.txt" | head -5
@@ -94,7 +98,7 @@ print(",".join(n for n in r.names if any(i.name.startswith("torch_compile") for 
       tar czf "$out/$step.tgz" -C "$out" "$step" && rm -rf "${out:?}/$step" ;;
     warm)
       timeout "$(step_limit 540)" python3 -m fastkernels hardware="$hardware" "${tasks[@]}" agent=noop \
-        hydra.run.dir=/tmp/fk-warm "${overrides[@]}" "${cheap[@]}" 2>&1 | tail -2
+        hydra.run.dir=/tmp/fk-warm "${trusted[@]}" "${overrides[@]}" "${cheap[@]}" 2>&1 | tail -2
       echo "warm: $(ls /tmp/fk-warm/workers/*.rows.jsonl 2>/dev/null | wc -l) tasks compiled"
       python3 scripts/row_summary.py /tmp/fk-warm | tee "$out/warm-rows.txt" | head -40
       rm -rf /tmp/fk-warm ;;
@@ -110,7 +114,7 @@ print(",".join(n for n in r.names if any(i.name.startswith("torch_compile") for 
       for variant in default harness.rechecks=0; do
         extra=(); [ "$variant" = default ] || extra=("$variant")
         timeout "$(step_limit 240)" python3 -m fastkernels hardware="$hardware" "${tasks[@]}" agent=noop \
-          hydra.run.dir="$out/calls-${variant##*=}" harness.keep_call_times=true "${overrides[@]}" "${extra[@]}" \
+          hydra.run.dir="$out/calls-${variant##*=}" harness.keep_call_times=true "${trusted[@]}" "${overrides[@]}" "${extra[@]}" \
           2>&1 | tail -1
         { echo "== $variant"; python3 scripts/call_times.py "$out/calls-${variant##*=}" --over 0.02 2>&1; } \
           | tee -a "$out/calls.txt"
@@ -118,7 +122,7 @@ print(",".join(n for n in r.names if any(i.name.startswith("torch_compile") for 
       tar czf "$out/calls.tgz" -C "$out" calls-default calls-0 && rm -rf "$out"/calls-default "$out"/calls-0 ;;
     ceilings|repeat)
       timeout "$(step_limit 300)" python3 scripts/measure.py hardware="$hardware" --parts "$step" --out /tmp/measure \
-        harness.cuda_graphs=false "${overrides[@]}" 2>&1 | tee -a "$out/measure.txt" ;;
+        harness.cuda_graphs=false "${trusted[@]}" "${overrides[@]}" 2>&1 | tee -a "$out/measure.txt" ;;
     *) echo "unknown step $step (gpu-tests, noop, reference, inductor, ceilings, repeat, warm, diagnose, calls)"
        exit 2 ;;
   esac

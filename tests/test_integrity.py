@@ -19,6 +19,70 @@ def test_a_patched_torch_function_is_named(monkeypatch):
     assert "patched torch.rsqrt" in snapshot.changed()
 
 
+def test_a_torch_triton_or_cuda_environment_variable_set_after_the_snapshot_is_named(monkeypatch):
+    # Inductor and Triton read their cache directories and switches when they compile, after the candidate's import
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", "/run/baseline-cache")
+    snapshot = Integrity()
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", "/tmp/planted")
+    monkeypatch.setenv("TRITON_CACHE_DIR", "/tmp/planted-triton")
+    changed = snapshot.changed()
+    assert "os.environ (torch, Triton and CUDA variables): added ['TORCHINDUCTOR_CACHE_DIR=/tmp/planted'," in changed
+    assert "'TRITON_CACHE_DIR=/tmp/planted-triton']" in changed
+    assert "removed ['TORCHINDUCTOR_CACHE_DIR=/run/baseline-cache']" in changed
+
+
+def test_triton_cache_directory_and_launch_hooks_set_in_python_are_named(monkeypatch):
+    from triton import knobs
+
+    snapshot = Integrity()
+    def drag(*args):
+        pass
+
+    monkeypatch.setattr(knobs.cache, "dir", "/tmp/planted-triton")
+    hooks = knobs.runtime.launch_enter_hook
+    if hasattr(hooks, "add"):  # a chain of hooks (Triton 3.5 on), added to in place
+        hooks.add(drag)
+        try:
+            changed = snapshot.changed()
+        finally:
+            hooks.remove(drag)
+    else:
+        monkeypatch.setattr(knobs.runtime, "launch_enter_hook", drag)
+        changed = snapshot.changed()
+    assert "triton.knobs.cache.dir" in changed and "-> '/tmp/planted-triton'" in changed
+    assert "triton.knobs.runtime.launch_enter_hook" in changed and ".drag at " in changed
+
+
+def test_turning_off_inductors_local_autotuning_cache_is_named():
+    import torch._inductor.config as inductor_config
+
+    snapshot = Integrity()
+    inductor_config.autotune_local_cache = False  # a config module: set and restored by hand, not by monkeypatch
+    try:
+        assert "torch._inductor.config.autotune_local_cache True -> False" in snapshot.changed()
+    finally:
+        inductor_config.autotune_local_cache = True
+    assert snapshot.changed() == ""
+
+
+def test_other_environment_variables_are_the_candidates_own(monkeypatch):
+    snapshot = Integrity()
+    monkeypatch.setenv("MY_KERNEL_BLOCK", "128")
+    monkeypatch.setenv("OMP_DISPLAY_ENV", "false")
+    assert snapshot.changed() == ""
+
+
+def test_inductors_own_cache_directory_variable_is_settled_before_the_snapshot(monkeypatch, tmp_path):
+    # Inductor rewrites TORCHINDUCTOR_CACHE_DIR (made absolute) at every compile: a relative one set by the run, or
+    # none, must not read as changed after a baseline's first compile
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", "relative-cache")
+    snapshot = Integrity()
+    compiled = torch.compile(torch.nn.Linear(4, 4), dynamic=False)
+    compiled(torch.randn(2, 4))
+    assert snapshot.changed() == ""
+
+
 def test_a_switched_off_attention_backend_is_named():
     snapshot = Integrity()
     torch.backends.cuda.enable_flash_sdp(False)

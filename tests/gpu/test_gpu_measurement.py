@@ -4,8 +4,9 @@ that takes the launch pad away is caught, a candidate whose graph records no wor
 graph is right only on its first replay; uninitialised output memory never passes for the baseline's freed answer,
 the noop agent comes out at 1.0 in both modes (and, against a compiled baseline, runs the baseline's compiled code),
 a helper process with its own GPU context is caught, several instances a side pass, restored tuning picks spare
-the autotuning, the fork server's preload leaves CUDA uninitialised, a failed capture leaves the device's random
-generator usable, and the judge replays a slow oracle from a CUDA graph that judges as the eager oracle does.
+the autotuning (in shared compile caches and in per-case ones), the fork server's preload leaves CUDA
+uninitialised, a failed capture leaves the device's random generator usable, and the judge replays a slow oracle
+from a CUDA graph that judges as the eager oracle does.
 Run: python -m pytest tests/gpu -q (on a GPU machine)."""
 
 from __future__ import annotations
@@ -116,7 +117,7 @@ def test_restored_tuning_picks_spare_a_bare_machine_the_autotuning(tmp_path):
         log = (run_dir / "workers" / "softmax.log").read_text().splitlines()
         return [line for line in log if "baseline(s) checked" in line]
 
-    cheap = ("agent=noop", "harness.cuda_graphs=false", "harness.max_iterations=20")
+    cheap = ("agent=noop", "harness.cuda_graphs=false", "harness.max_iterations=20", "harness.compile_caches=shared")
     first, second = caches("first"), caches("second")
     run(tmp_path / "one", *cheap, task="softmax", env=environment(first))
     assert any("coordesc_tuning_bench" in line for line in baseline_notes(tmp_path / "one"))
@@ -126,6 +127,32 @@ def test_restored_tuning_picks_spare_a_bare_machine_the_autotuning(tmp_path):
     assert all(row["status"] == "PASSED" for row in rows)
     assert not any("coordesc_tuning_bench" in line for line in baseline_notes(tmp_path / "two")), baseline_notes(
         tmp_path / "two")
+
+
+def test_per_case_compile_caches_pass_a_noop_and_are_seeded_with_the_runs_picks(tmp_path):
+    """harness.compile_caches=per_case (the default for an agent's run): each case compiles in a fresh directory
+    seeded from FASTKERNELS_TUNING_PICKS. A noop run over softmax's max-autotune cases stays at 1 with no false
+    REWARD_HACK from the harness moving the cache variables, and with the picks of an earlier run it runs no
+    coordinate-descent benchmark."""
+    import hashlib
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import tuning_picks
+
+    shared = {"triton": tmp_path / "shared" / "triton", "inductor": tmp_path / "shared" / "inductor"}
+    cheap = ("agent=noop", "harness.cuda_graphs=false", "harness.max_iterations=20")
+    run(tmp_path / "one", *cheap, "harness.compile_caches=shared", task="softmax",
+        env={"TRITON_CACHE_DIR": str(shared["triton"]), "TORCHINDUCTOR_CACHE_DIR": str(shared["inductor"])})
+    found, _ = tuning_picks.collect(tmp_path / "picks.tgz", shared)
+    assert found
+    digest = hashlib.sha256((tmp_path / "picks.tgz").read_bytes()).hexdigest()[:16]
+    rows = run(tmp_path / "two", *cheap, task="softmax",
+               env={"FASTKERNELS_TUNING_PICKS": f"{digest} {tmp_path / 'picks.tgz'}"})
+    assert all(row["status"] == "PASSED" and abs(1 - row["speedup"]) <= 0.02 for row in rows), [
+        (row["case"], row["status"], row["reason"], row["speedup"]) for row in rows]
+    log = (tmp_path / "two" / "workers" / "softmax.log").read_text().splitlines()
+    checked = [line for line in log if "baseline(s) checked" in line]
+    assert checked and not any("coordesc_tuning_bench" in line for line in checked), checked
 
 
 def test_a_helper_process_with_its_own_gpu_context_is_a_reward_hack(tmp_path):
