@@ -7,7 +7,12 @@ with a case of the tier that has no row yet, split into `--calls` groups of abou
 Runs at another commit are refused (their rows belong to another harness); one whose tree differed from its commit
 (env.json's git_dirty) is named.
 
-Usage: python scripts/remaining_tasks.py --commit SHA [--calls 3] [--times-from OLD_RUN ...] [RUN ...]
+Runs made at another commit count only when named with `--same-harness` and git shows no difference from `--commit`
+in what makes rows (HARNESS_PATHS: the package, configs, tasks, agents, requirements and the device-session
+scripts); the sixteenth session's device copy named its branch tip, not the tree it ran.
+
+Usage: python scripts/remaining_tasks.py --commit SHA [--same-harness SHA ...] [--calls 3] [--times-from OLD_RUN ...]
+       [RUN ...]
 """
 
 from __future__ import annotations
@@ -15,10 +20,12 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
 from fastkernels.artifacts import run_rows  # noqa: E402
 from fastkernels.registry import Registry  # noqa: E402
@@ -26,8 +33,28 @@ from fastkernels.registry import Registry  # noqa: E402
 LOG_TIME = re.compile(r"\[\s*([\d.]+) s\]")
 
 
-def finished_cases(runs: list[Path], commit: str) -> set[tuple[str, str]]:
-    """(task, case) of every row in `runs`, which must all have been made at `commit`."""
+# what made a device run's rows: the package, its configs, tasks and agents, the pinned requirements, and the
+# scripts a device call runs before and around `python -m fastkernels`
+HARNESS_PATHS = ["fastkernels", "conf", "tasks", "agents", "pyproject.toml", "requirements",
+                 "scripts/device-session.sh", "scripts/device-env.sh", "scripts/tuning_picks.py"]
+
+
+def harness_differences(commit: str, other: str) -> list[str]:
+    """Files of HARNESS_PATHS that differ between two commits of this repository (git diff --name-only)."""
+    done = subprocess.run(["git", "diff", "--name-only", commit, other, "--", *HARNESS_PATHS], cwd=ROOT,
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise ValueError(f"git diff {commit} {other}: {done.stderr.strip() or 'failed'}")
+    return done.stdout.split()
+
+
+def _same(made_at: str, commit: str) -> bool:
+    return bool(made_at) and (made_at.startswith(commit) or commit.startswith(made_at))
+
+
+def finished_cases(runs: list[Path], commit: str, same_harness: tuple[str, ...] = ()) -> set[tuple[str, str]]:
+    """(task, case) of every row in `runs`, which must all have been made at `commit` or at one of `same_harness`
+    (commits the caller checked to differ from it only in docs and tests)."""
     done: set[tuple[str, str]] = set()
     for run in runs:
         env_path = run / "env.json"
@@ -35,8 +62,9 @@ def finished_cases(runs: list[Path], commit: str) -> set[tuple[str, str]]:
             raise ValueError(f"{run}: no env.json (not a run directory?)")
         env = json.loads(env_path.read_text())
         made_at = env.get("git_commit") or ""
-        if not made_at or not (made_at.startswith(commit) or commit.startswith(made_at)):
-            raise ValueError(f"{env_path}: git_commit {made_at or 'unknown'} is not {commit}")
+        if not any(_same(made_at, accepted) for accepted in (commit, *same_harness)):
+            raise ValueError(f"{env_path}: git_commit {made_at or 'unknown'} is not {commit}"
+                             + (f" or {', '.join(same_harness)}" if same_harness else ""))
         if env.get("git_dirty"):  # untracked files count too (environment.git_state): say so, do not refuse
             print(f"note: {env_path} says its tree differed from {made_at[:12]} (git_dirty)", file=sys.stderr)
         done.update((row["task"], row["case"]) for row in run_rows(run))
@@ -73,13 +101,21 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("runs", nargs="*", type=Path, help="run directories of the pass so far")
     parser.add_argument("--commit", required=True, help="the tree every run of the pass is made at")
+    parser.add_argument("--same-harness", nargs="*", default=[], metavar="SHA",
+                        help="other commits whose runs count too, refused unless they differ from --commit nowhere in "
+                             "what makes rows (HARNESS_PATHS)")
     parser.add_argument("--tier", default="gpu")
     parser.add_argument("--calls", type=int, default=1, help="how many device calls to split what is left into")
     parser.add_argument("--times-from", nargs="*", type=Path, default=[],
                         help="earlier runs whose worker logs give each task's expected time")
     args = parser.parse_args()
     try:
-        done = finished_cases(args.runs, args.commit)
+        for other in args.same_harness:
+            if differing := harness_differences(args.commit, other):
+                parser.error(f"--same-harness {other}: differs from {args.commit} in what makes rows: "
+                             + ", ".join(differing[:5]) + (f" and {len(differing) - 5} more" if len(differing) > 5
+                                                           else ""))
+        done = finished_cases(args.runs, args.commit, tuple(args.same_harness))
     except ValueError as error:
         parser.error(str(error))
     registry = Registry()

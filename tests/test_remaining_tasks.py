@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 import remaining_tasks  # noqa: E402
@@ -52,3 +54,26 @@ def test_what_is_left_splits_into_calls_of_about_equal_expected_time(tmp_path):
     assert remaining_tasks.split(["a", "z"], 5, seconds) == [["a"], ["z"]]  # no more calls than tasks
     times = remaining_tasks.worker_seconds([_run(tmp_path / "old", "x", [], {"moe_experts": 373.2})])
     assert times == {"moe_experts": 373.2}
+
+
+def _have(*commits: str) -> bool:
+    return all(subprocess.run(["git", "cat-file", "-e", f"{c}^{{commit}}"], cwd=ROOT).returncode == 0 for c in commits)
+
+
+@pytest.mark.skipif(not _have("41cd29e", "7c0031d", "c0a2ba5"), reason="a shallow clone lacks the commits")
+def test_runs_at_a_commit_with_the_same_harness_count_and_one_with_another_harness_is_refused(tmp_path):
+    # 41cd29e and 7c0031d differ in docs, tests and scripts/baselines_table.py only (the sixteenth session's device
+    # copy named 7c0031d while it ran 41cd29e's tree); by c0a2ba5 the baseline was chosen another way
+    silu = _gpu_cases("silu_and_mul")
+    first = _run(tmp_path / "a", "41cd29e48fa849ef807949529942c8e4884ad69a", [("silu_and_mul", silu[0])])
+    second = _run(tmp_path / "b", "7c0031d411e8c1a4666bd26d02cf1388498dfd62", [("silu_and_mul", c) for c in silu[1:]])
+    command = [sys.executable, "scripts/remaining_tasks.py", "--commit", "41cd29e", str(first), str(second)]
+    refused = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    assert refused.returncode == 2 and "git_commit 7c0031d411e8c1a4666bd26d02cf1388498dfd62 is not 41cd29e" in \
+        refused.stderr
+    counted = subprocess.run(command + ["--same-harness", "7c0031d"], cwd=ROOT, capture_output=True, text=True)
+    assert counted.returncode == 0, counted.stderr
+    assert "silu_and_mul" not in counted.stdout and f"1 of {len(Registry().names)} tasks done" in counted.stderr
+    other = subprocess.run(command + ["--same-harness", "c0a2ba5"], cwd=ROOT, capture_output=True, text=True)
+    assert other.returncode == 2 and "differs from 41cd29e in what makes rows: " in other.stderr
+    assert "fastkernels/evaluate.py" in other.stderr
