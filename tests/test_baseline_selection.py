@@ -7,6 +7,9 @@ from __future__ import annotations
 import random
 from types import SimpleNamespace
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from fastkernels.evaluate import CLEARLY_SLOWER, SELECTION_BATCH, _choose_baseline
 
 
@@ -78,3 +81,23 @@ def test_a_single_baseline_is_chosen_without_timing():
     context = _context()
     chosen, medians = _choose_baseline(context, {"only": Module("only", 1.0)}, sets=[{}])
     assert (chosen, medians, context.clock.calls) == ("only", {}, {})
+
+
+@settings(max_examples=60, deadline=None)
+@given(times=st.lists(st.floats(min_value=0.01, max_value=50.0), min_size=2, max_size=4),
+       iterations=st.integers(min_value=3, max_value=60))
+def test_the_chosen_baseline_is_never_clearly_slower_than_the_fastest(times, iterations):
+    # with up to 2% noise a call, whatever the contenders' times: the one chosen is within the noise of the fastest,
+    # two or more contenders within 10% of the fastest (noise included) are all timed to the end, and none is timed
+    # beyond the selection's budget
+    context = _context(iterations=2 * iterations, warmup=1)
+    contenders = {f"impl{index}": Module(f"impl{index}", ms) for index, ms in enumerate(times)}
+    chosen, medians = _choose_baseline(context, contenders, sets=[{}] * 3)
+    fastest = min(times)
+    assert contenders[chosen].ms <= fastest * 1.02 * 1.0001
+    assert set(medians) == set(contenders)
+    budget = 1 + iterations + iterations % 2  # a warm-up call, then the iterations in (A B, B A) pairs
+    assert all(calls <= budget for calls in context.clock.calls.values())
+    close = [name for name, module in contenders.items() if module.ms * 1.02 < CLEARLY_SLOWER * fastest]
+    if len(close) > 1:  # never dropped, so the selection ran to its end with all of them
+        assert all(context.clock.calls[name] == budget for name in close)
