@@ -14,6 +14,9 @@
 #               dit_xl2_train_256 under Inductor, 1.011), or on "$FK_DIAGNOSE" ("TASK CASE [--impl N] [--lottery K]")
 #   calls       noop over $FK_TASKS keeping every timed call (harness.keep_call_times), as the harness runs and
 #               with rechecks=0; scripts/call_times.py on each row further than 2% from 1, in $OUT/calls.txt
+#   caches      noop over $FK_TASKS (default: softmax, layer_norm_2d, rope_3d, gla_chunk, gated_delta_rule) twice,
+#               in shared and in per-case compile caches, each from fresh directories holding only the restored
+#               picks: the compile time per-case caches add, in $OUT/caches.txt (runs in $OUT/caches.tgz)
 #   warm        compile and autotune $FK_TASKS once with cheap timing (3 calls a case), rows discarded after
 #               scripts/row_summary.py (statuses, failures, review notes) into $OUT/warm-rows.txt: what a timed step
 #               after it then measures is the harness, not Inductor's and Triton's first compiles
@@ -120,10 +123,31 @@ print(",".join(n for n in r.names if any(i.name.startswith("torch_compile") for 
           | tee -a "$out/calls.txt"
       done
       tar czf "$out/calls.tgz" -C "$out" calls-default calls-0 && rm -rf "$out"/calls-default "$out"/calls-0 ;;
+    caches)  # what per-case compile caches cost: the same noop run in shared and in per-case caches, each variant
+      # starting from fresh directories that hold only the restored picks, so neither reuses the other's kernels
+      selection=("${tasks[@]}")
+      [ -z "${FK_TASKS:-}" ] \
+        && selection=(tasks=all "tasks.include=[softmax,layer_norm_2d,rope_3d,gla_chunk,gated_delta_rule]")
+      for variant in shared per_case; do
+        fresh=$cache/caches-$variant; rm -rf "$fresh"; mkdir -p "$fresh"
+        if [ "$picks" != none ] && [ -f "$picks" ]; then
+          python3 scripts/tuning_picks.py restore "$picks" --triton "$fresh/triton" --inductor "$fresh/inductor" \
+            | tail -1
+        fi
+        TRITON_CACHE_DIR=$fresh/triton TORCHINDUCTOR_CACHE_DIR=$fresh/inductor timeout "$(step_limit 270)" \
+          python3 -m fastkernels hardware="$hardware" "${selection[@]}" agent=noop \
+          hydra.run.dir="$out/caches-$variant" harness.compile_caches="$variant" "${overrides[@]}" 2>&1 | tail -1
+        { echo "== harness.compile_caches=$variant"; python3 scripts/row_summary.py "$out/caches-$variant" | head -3
+          python3 scripts/measure.py --parts none --noop-rows "$out/caches-$variant" --out /tmp/measure-caches 2>&1 \
+            | grep -E "^noop:|^worker time:|compile time \("; } | tee -a "$out/caches.txt"
+        rm -rf "$fresh"
+      done
+      tar czf "$out/caches.tgz" -C "$out" caches-shared caches-per_case \
+        && rm -rf "$out"/caches-shared "$out"/caches-per_case ;;
     ceilings|repeat)
       timeout "$(step_limit 300)" python3 scripts/measure.py hardware="$hardware" --parts "$step" --out /tmp/measure \
         harness.cuda_graphs=false "${trusted[@]}" "${overrides[@]}" 2>&1 | tee -a "$out/measure.txt" ;;
-    *) echo "unknown step $step (gpu-tests, noop, reference, inductor, ceilings, repeat, warm, diagnose, calls)"
+    *) echo "unknown step $step (gpu-tests, noop, reference, inductor, ceilings, repeat, warm, diagnose, calls, caches)"
        exit 2 ;;
   esac
   collect_picks

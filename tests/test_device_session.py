@@ -80,6 +80,24 @@ def test_the_reference_step_runs_only_the_tasks_a_reference_candidate_exists_for
     assert {row["status"] for row in rows} == {"PASSED"}
 
 
+def test_the_caches_step_runs_the_same_noop_in_shared_and_in_per_case_compile_caches(tmp_path):
+    # what per-case compile caches cost on the GPU is measured by this step (docs/progress.md, gap 6)
+    environment = {**os.environ, "FK_HARDWARE": "cpu", "FK_WHEELS": "none", "OUT": str(tmp_path),
+                   "FK_CACHE": str(tmp_path / "cache"), "FK_PICKS": "none",
+                   "FK_TASKS": "tasks=all tasks.include=[silu_and_mul]", "FK_OVERRIDES": "harness.max_iterations=24",
+                   "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    done = subprocess.run(["bash", "scripts/device-session.sh", "caches"], cwd=ROOT, env=environment,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = (tmp_path / "caches.txt").read_text()
+    assert report.index("== harness.compile_caches=shared") < report.index("== harness.compile_caches=per_case")
+    assert report.count("rows: PASSED") == 2 and report.count("noop: ") == 2 and report.count("worker time:") == 2
+    with tarfile.open(tmp_path / "caches.tgz") as archive:
+        names = archive.getnames()
+    assert {"caches-shared/results.jsonl", "caches-per_case/results.jsonl"} <= set(names)
+    assert not (tmp_path / "cache" / "caches-per_case").exists()
+
+
 def test_a_call_budget_cuts_a_step_short_in_time_to_pack_its_rows_and_skips_steps_that_no_longer_fit(tmp_path):
     # the device tool ends a call at its timeout and returns only what lies under $OUT: a run cut by the call itself
     # lost its worker logs (2026-12-01), one cut by the budget is interrupted, packed and summarised
