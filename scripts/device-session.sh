@@ -88,8 +88,11 @@ r = Registry()
 print(",".join(n for n in r.names if any(i.name.startswith("torch_compile") for i in r.get(n).implementations.production)))')]")
       fi
       if [ "$step" = reference ] && [ -z "${FK_TASKS:-}" ]; then  # a task without a candidate still times its baseline
-        selection=(tasks=all "tasks.include=[$(ls agents/reference/L*/*.py | xargs -n1 basename | sed 's/\.py$//' \
-          | sort | paste -sd, -)]")
+        selection=(tasks=all "tasks.include=[$(python3 -c 'from fastkernels.plan import candidate_path
+from fastkernels.registry import Registry
+from pathlib import Path
+r = Registry()
+print(",".join(n for n in r.names if candidate_path(Path("agents/reference"), r.get(n)).exists()))')]")
       fi
       timeout "$(step_limit 540)" python3 -m fastkernels hardware="$hardware" "${selection[@]}" agent="$agent" \
         hydra.run.dir="$out/$step" "${trusted[@]}" "${overrides[@]}" 2>&1 | grep -v " PASSED" | tail -12
