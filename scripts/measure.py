@@ -102,6 +102,7 @@ def phase_name(text: str) -> str:
 # A task whose first log line ("torch imported") comes later than this started a lane's fork server; forked from a
 # running one it comes at 0.03-0.04 s (H200, 2026-11-30), a server's own start took 10.5-11 s.
 START_UP_S = 2.0
+PADDED = re.compile(r"\((\d+) pairs.*launch pad (\d+) us")  # a timed phase's log line (timing.pad_note)
 
 
 def worker_seconds(runs: list[Path], rows: list[dict]) -> dict:
@@ -113,6 +114,8 @@ def worker_seconds(runs: list[Path], rows: list[dict]) -> dict:
     per_task: dict[str, tuple[float, int]] = {}
     per_phase: dict[str, float] = {}
     rechecks_s = 0.0  # the part of the timed phases the judge's rechecks took (worker logs since 2026-11-30)
+    eager_rechecks_s = 0.0  # of it, in the eager timed phases
+    pads_s: dict[str, float] = {}  # the launch pads' share of the timed phases, eager and graph replays
     start_ups: list[float] = []  # the first task of a lane waits for its fork server to import torch and libraries
     for run in runs:
         for log in sorted((run / "workers").glob("*.log")):
@@ -130,6 +133,12 @@ def worker_seconds(runs: list[Path], rows: list[dict]) -> dict:
                 for stamp, text in stamped:
                     judging = re.search(r"pairs, ([0-9.]+) s of it judging rechecks", text)
                     rechecks_s += float(judging.group(1)) if judging else 0.0
+                    if judging and phase_name(text) == "timed":
+                        eager_rechecks_s += float(judging.group(1))
+                    padded = PADDED.search(text)
+                    if padded:  # two calls a pair, each behind the case's final pad (warm-ups and retimes left out)
+                        kind = "graph replays" if text.split(": ", 1)[-1].startswith("graph") else "eager"
+                        pads_s[kind] = pads_s.get(kind, 0.0) + 2 * int(padded.group(1)) * float(padded.group(2)) / 1e6
                     name = phase_name(text)
                     per_phase[name] = per_phase.get(name, 0.0) + stamp - previous
                     previous = stamp
@@ -142,6 +151,9 @@ def worker_seconds(runs: list[Path], rows: list[dict]) -> dict:
                                      sorted(per_phase.items(), key=lambda item: -item[1])[:8]), flush=True)
     if rechecks_s:
         print(f"  of the timed phases, judging the rechecks: {rechecks_s:.1f} s", flush=True)
+    if pads_s:  # a pad ratchets up for a case and never shrinks (timing.CudaEventClock)
+        print("  of the timed phases, spinning launch pads (pairs x 2 x the case's final pad): "
+              + ", ".join(f"{kind} {seconds:.1f} s" for kind, seconds in sorted(pads_s.items())), flush=True)
     if start_ups:  # a run pays one per lane, whatever its length: runs stitched together pay it again each
         print(f"  worker start-ups (a fork server importing torch and the kernel libraries, once a lane and run):"
               f" {len(start_ups)}, {sum(start_ups):.1f} s", flush=True)
@@ -182,7 +194,7 @@ def worker_seconds(runs: list[Path], rows: list[dict]) -> dict:
         summary.update(timed_device_s=device_s)
         calls = sum(2 * row["samples"] for row in timed)
         if rechecks_s and per_phase.get("timed"):  # logs that split the rechecks out (2026-11-30 on)
-            own = per_phase["timed"] - rechecks_s - device_s
+            own = per_phase["timed"] - eager_rechecks_s - device_s
             print(f"  eager timing's own cost per timed call (the phase less its rechecks and the kernels; warm-ups"
                   f" included): {own / calls * 1e3:.2f} ms over {calls} calls: launch pad, cache flush, input refill,"
                   f" syncs", flush=True)

@@ -30,7 +30,9 @@ def test_noop_rows_and_worker_time_of_a_cut_short_run(tmp_path):
     (workers / "a.log").write_text("[    1.00 s] torch imported\n[    4.00 s] case c0 PASSED\n[    6.00 s] case c1 PASSED\n")
     (workers / "b.log").write_text("[    1.00 s] torch imported\n[    2.00 s] case c0 PASSED\n"
                                    "[    8.00 s] b/c1: 1 baseline(s) checked (Inductor: native: fxgraph_cache_miss +1 (cold))\n"
-                                   "[    9.00 s] b/c1: timed (50 pairs, 0.40 s of it judging rechecks)\n"
+                                   "[    9.00 s] b/c1: timed (50 pairs, 0.40 s of it judging rechecks, launch pad 4000 us)\n"
+                                   "[    9.00 s] b/c1: graph replays timed (10 pairs, 0.30 s of it judging rechecks,"
+                                   " launch pad 5000 us)\n"
                                    "[   10.00 s] case c1 PASSED\n")
     out = subprocess.run([sys.executable, str(SCRIPT), "--parts", "none", "--noop-rows", str(tmp_path / "run"),
                           "--out", str(tmp_path / "out")], capture_output=True, text=True, check=True).stdout
@@ -52,7 +54,9 @@ def test_noop_rows_and_worker_time_of_a_cut_short_run(tmp_path):
     # the seconds before each line, by phase: a's cases took 3 + 2 s, b's 1 + (6 checking its baseline + 2), each
     # start-up 1 s; without the baseline check (where compiles land) the 4 cases took 10 s
     assert "by phase: case verdict 7 s, baseline checked 6 s, torch imported 2 s, timed 1 s" in out
-    assert "of the timed phases, judging the rechecks: 0.4 s" in out
+    assert "of the timed phases, judging the rechecks: 0.7 s" in out  # 0.4 s eager, 0.3 s under graph replay
+    # 50 pairs behind 4 ms: 0.4 s eager; 10 pairs behind 5 ms: 0.1 s replayed
+    assert "spinning launch pads (pairs x 2 x the case's final pad): eager 0.4 s, graph replays 0.1 s" in out
     assert "without the baseline checks (first compiles and autotuning, and the baselines' correctness rounds): " \
            "2.5 s each" in out
     # b's rows say 6 s of it went to first calls beyond a steady call: (16 - 6) / 4 cases
@@ -62,7 +66,8 @@ def test_noop_rows_and_worker_time_of_a_cut_short_run(tmp_path):
     assert "costliest tasks without compile time, a task-case: a 3.0 s, b 2.0 s" in out
     # 4 rows of one pair each at 0.010 ms a side (_row's samples): 0.08 ms of kernels
     assert "the kernels' own time in the eager timed calls (samples x both medians): 0 s, 0.00 s per task-case" in out
-    # b/c1's timed phase: 1 s, of it 0.4 s rechecks; 8 calls in the four rows: (1 - 0.4 - 0.00008) / 8
+    # b/c1's eager timed phase: 1 s, of it 0.4 s rechecks (the graph replays' 0.3 s are not in it); 8 calls in the
+    # four rows: (1 - 0.4 - 0.00008) / 8
     assert "eager timing's own cost per timed call (the phase less its rechecks and the kernels; warm-ups included):" \
            " 74.99 ms over 8 calls" in out
 
