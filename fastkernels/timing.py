@@ -100,14 +100,20 @@ class CudaEventClock:
     inside itself (its host time grew with the doubled pad) keeps the interval of the longer pad but does not grow
     the case's pad: no pad could keep its wait out, and before this every call of such a case (Liger's MoE experts)
     waited behind the largest pad, 20 ms. Host latency can only lengthen an interval, never shorten it.
+
+    With `decay_after` = N > 0, a case's pad is halved (not below `pad_us`) once N calls in a row were launched in
+    time behind it, between two iterations (`iteration_done`, which time_interleaved calls): one late launch (a
+    garbage collection, the OS scheduling) no longer keeps every later call of the case behind the pad it needed
+    (hardswish's 10 us graph replays ended behind 400 us pads on the H200), and the implementations of an iteration
+    still wait behind one pad. 0 (the default) never shrinks a pad.
     """
 
     name = "cuda_events"
     # compared by the integrity check (live_objects.fingerprint): code that set the first pad to 0 would time a
     # Python-heavy baseline with its host latency while a one-launch candidate lost nothing
-    FIXED_SETTINGS = ("_first_cycles", "_max_cycles")
+    FIXED_SETTINGS = ("_first_cycles", "_max_cycles", "_decay_after")
 
-    def __init__(self, pad_us: float = 50.0, max_pad_us: float = 20000.0) -> None:
+    def __init__(self, pad_us: float = 50.0, max_pad_us: float = 20000.0, decay_after: int = 0) -> None:
         import torch
 
         # Bound now, before any candidate is imported, so a patched torch.cuda.Event cannot fake the interval.
@@ -122,6 +128,8 @@ class CudaEventClock:
         # cycles at ~2 GHz; at a lower clock the pad only grows longer
         self._first_cycles, self._max_cycles = int(pad_us * 2000), max(int(max_pad_us * 2000), int(pad_us * 2000))
         self._pads: dict[str, int] = {}
+        self._decay_after = decay_after
+        self._in_time: dict[str, int] = {}  # per key: calls in a row launched in time behind the key's pad
         self.retimed = 0  # calls timed again behind a longer pad
         self.waited: dict[str, int] = {}  # per key: calls that waited for the device inside themselves (no growth)
         self.last_check: CallCheck | None = None
@@ -131,7 +139,7 @@ class CudaEventClock:
         return self._pads.get(key, self._first_cycles) / 2000
 
     def time_call(self, call: Callable[[], Any], prepare: Callable[[], None] | None = None, key: str = "") -> float:
-        cycles = max(self._pads.get(key, 0), self._first_cycles)  # a pad only grows, from the first
+        cycles = max(self._pads.get(key, 0), self._first_cycles)  # never below the first pad
         shorter: tuple[int, int] | None = None  # (pad cycles, host ns in the call) of the attempt before a doubling
         while True:
             self._device_sync()
@@ -158,10 +166,19 @@ class CudaEventClock:
             shorter = (cycles, queued - began)
             cycles = min(2 * cycles, self._max_cycles)
             self.retimed += 1
-        self._pads[key] = cycles  # never below what the key had: `cycles` started there
+        self._pads[key] = cycles  # grown, or as the key had it: `cycles` started there
+        self._in_time[key] = self._in_time.get(key, 0) + 1 if shorter is None and not caught_up else 0
         event_ms = float(self._elapsed(self._start, self._end))
         self.last_check = CallCheck(event_ms, (device_done - began) / 1e6, (device_done - stream_done) / 1e6)
         return event_ms
+
+    def iteration_done(self, key: str = "") -> None:
+        """Between two iterations of time_interleaved (never inside one, so every implementation of an iteration
+        waits behind the same pad): halve `key`'s pad after `decay_after` calls in a row launched in time."""
+        pad = self._pads.get(key, 0)
+        if self._decay_after and self._in_time.get(key, 0) >= self._decay_after and pad > self._first_cycles:
+            self._pads[key] = max(self._first_cycles, pad // 2)
+            self._in_time[key] = 0
 
 
 def time_interleaved(
@@ -191,6 +208,7 @@ def time_interleaved(
         for name in names:
             clock.time_call(lambda: calls[name](sets[index % len(sets)]), None, pad_key)
     samples: dict[str, list[float]] = {name: [] for name in names}
+    iteration_done = getattr(clock, "iteration_done", None)  # a clock that adapts between iterations (its pad)
     order = names
     for index in range(iterations):
         if index % 2 == 0:
@@ -209,6 +227,8 @@ def time_interleaved(
             if observe is not None:
                 observe(name, index, inputs, produced[-1])
             del produced
+        if iteration_done is not None:
+            iteration_done(pad_key)
     return samples
 
 

@@ -183,7 +183,8 @@ def make_clock(job: WorkerJob):
     if method == "cuda_events":
         if job.device != "cuda":
             raise ValueError("harness.timing=cuda_events needs a GPU; use host_clock on the CPU")
-        return CudaEventClock(pad_us=job.harness.launch_pad_us, max_pad_us=job.harness.launch_pad_max_us)
+        return CudaEventClock(pad_us=job.harness.launch_pad_us, max_pad_us=job.harness.launch_pad_max_us,
+                              decay_after=job.harness.launch_pad_decay_after)
     return HostClock(torch.cuda.synchronize if job.device == "cuda" else None)
 
 

@@ -204,3 +204,49 @@ def test_a_call_that_launches_slowly_before_it_waits_is_still_timed_without_its_
     assert first == pytest.approx(0.025)  # 10 us + the host's 5 us to launch the rest + 10 us
     assert clock.time_call(launches_then_waits, key="k") == pytest.approx(0.025)
     assert device.spins[4:] == [200, 400]  # every later call: its case's pad, then the probe that covers its launch
+
+
+def test_without_decay_one_late_launch_keeps_the_case_behind_the_pad_it_needed(device):
+    clock = CudaEventClock(pad_us=50, max_pad_us=20000)
+    clock.time_call(lambda: device.launch(host_us=180, work_us=10), key="k")  # a hiccup: 180 us once
+    for _ in range(20):
+        clock.time_call(lambda: device.launch(host_us=5, work_us=10), key="k")
+    assert clock.pad_us("k") == 200 and device.spins[-1] == 200
+
+
+def test_with_decay_the_pad_halves_after_enough_calls_launched_in_time_down_to_the_first_pad(device):
+    clock = CudaEventClock(pad_us=50, max_pad_us=20000, decay_after=4)
+    quick = {"only": lambda _inputs: device.launch(host_us=5, work_us=10)}
+    clock.time_call(lambda: device.launch(host_us=180, work_us=10), key="k")
+    assert clock.pad_us("k") == 200
+    samples = time_interleaved(quick, [None], clock, warmup=0, iterations=4, label="k")
+    assert samples["only"] == pytest.approx([0.010] * 4) and clock.pad_us("k") == 100  # four in time behind 200 us
+    time_interleaved(quick, [None], clock, warmup=0, iterations=8, label="k")
+    assert clock.pad_us("k") == 50 and device.spins[-4:] == [50] * 4  # and never below the first pad
+
+
+def test_with_decay_a_launcher_that_needs_its_pad_gets_it_back_at_the_cost_of_one_call_timed_again(device):
+    # a Python-heavy launcher (300 us) halved below what it needs is late once, timed again behind the doubled
+    # pad (its interval still free of host latency), and the case's pad is back where it was
+    clock = CudaEventClock(pad_us=50, max_pad_us=20000, decay_after=4)
+    slow = {"only": lambda _inputs: device.launch(host_us=300, work_us=10)}
+    samples = time_interleaved(slow, [None], clock, warmup=0, iterations=16, label="k")
+    assert samples["only"] == pytest.approx([0.010] * 16)
+    assert clock.pad_us("k") in (200, 400)
+    assert clock.retimed <= 3 + 16 // 4  # 50 -> 100 -> 200 -> 400 on the first call, then one per halving
+
+
+def test_the_pad_decays_between_iterations_so_both_sides_of_one_wait_behind_the_same_pad(device):
+    clock = CudaEventClock(pad_us=50, max_pad_us=20000, decay_after=3)  # odd: a halving mid-pair would show
+
+    def launcher(host_us: float):
+        def call(_inputs) -> None:
+            device.launch(host_us=host_us, work_us=10)
+        return call
+
+    clock.time_call(lambda: device.launch(host_us=350, work_us=10), key="task/case")  # the pad grows to 400
+    time_interleaved({"baseline": launcher(5), "candidate": launcher(5)}, [None], clock, warmup=0, iterations=6,
+                     label="task/case")
+    spins = device.spins[-12:]
+    assert all(spins[i] == spins[i + 1] for i in range(0, 12, 2))  # each iteration's two calls: one pad
+    assert spins == [400, 400, 400, 400, 200, 200, 200, 200, 100, 100, 100, 100]
