@@ -184,6 +184,30 @@ def git_state(root: Path) -> dict[str, Any]:
     return {"git_commit": commit, "git_dirty": bool(status) if status is not None else None, "git_source": "git"}
 
 
+# What makes a run's rows, besides the installed packages: the package, its configs, tasks and agents, the pinned
+# requirements, and the scripts a device session runs around `python -m fastkernels`.
+HARNESS_PATHS = ("fastkernels", "conf", "tasks", "agents", "pyproject.toml", "requirements",
+                 "scripts/device-session.sh", "scripts/device-env.sh", "scripts/tuning_picks.py")
+
+
+def harness_digest(root: Path) -> dict[str, Any]:
+    """sha256 over the HARNESS_PATHS files' relative paths and bytes (caches and compiled Python left out): the code
+    that made the rows, named by content, where a copied tree's git metadata can name another commit (a lent GPU
+    machine's copy named its branch tip while it ran a detached checkout, 2026-12-01)."""
+    digest = hashlib.sha256()
+    count = 0
+    for top in HARNESS_PATHS:
+        start = root / top
+        files = [start] if start.is_file() else sorted(path for path in start.rglob("*") if path.is_file())
+        for path in files:
+            relative = path.relative_to(root).as_posix()
+            if "__pycache__" in path.parts or path.suffix == ".pyc":
+                continue
+            digest.update(relative.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+            count += 1
+    return {"harness_sha256": digest.hexdigest(), "harness_files": count}
+
+
 def _torch_state() -> dict[str, Any]:
     """CUDA/cuDNN versions and the numeric switches that change what a matmul or convolution computes."""
     import torch
@@ -220,6 +244,7 @@ def fingerprint(device: DeviceInfo, profile: HardwareProfile, project_root: Path
         "packages": package_versions(),
         **_torch_state(),
         **git_state(project_root),
+        **harness_digest(project_root),
         "env": {name: os.environ.get(name) for name in ENV_VARS},
         "scheduler": scheduler_state(),
         **lock_state(device.kind, profile.cuda_version, project_root),

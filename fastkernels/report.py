@@ -77,8 +77,8 @@ class ReportError(ValueError):
 # env.json values that must agree across a profile's runs (dotted paths; `packages` compares every package).
 ENVIRONMENT_KEYS = (
     "device.name", "device.compute_capability", "device.sm_count", "device.driver_version", "cuda_runtime", "cudnn",
-    "python", "python_implementation", "packages", "lock_sha256", "git_commit", "git_dirty", "matmul_allow_tf32",
-    "cudnn_allow_tf32", "float32_matmul_precision", "deterministic_algorithms", "num_threads",
+    "python", "python_implementation", "packages", "lock_sha256", "git_commit", "git_dirty", "harness_sha256",
+    "matmul_allow_tf32", "cudnn_allow_tf32", "float32_matmul_precision", "deterministic_algorithms", "num_threads",
 )
 # Config groups that tell a leaderboard entry apart; `tasks` is left out so that task sweeps add up, `runner` and
 # `hardware` because where a run executed and how its profile was chosen do not change what it measured.

@@ -11,8 +11,11 @@ Runs made at another commit count only when named with `--same-harness` and git 
 in what makes rows (HARNESS_PATHS: the package, configs, tasks, agents, requirements and the device-session
 scripts); the sixteenth session's device copy named its branch tip, not the tree it ran.
 
-Usage: python scripts/remaining_tasks.py --commit SHA [--same-harness SHA ...] [--calls 3] [--times-from OLD_RUN ...]
-       [RUN ...]
+Runs made since 2026-12-01 also name their code by content (env.json `harness_sha256`): `--harness PREFIX` instead of
+`--commit` accepts exactly the runs whose digest starts with it.
+
+Usage: python scripts/remaining_tasks.py (--commit SHA [--same-harness SHA ...] | --harness SHA256) [--calls 3]
+       [--times-from OLD_RUN ...] [RUN ...]
 """
 
 from __future__ import annotations
@@ -28,15 +31,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from fastkernels.artifacts import run_rows  # noqa: E402
+from fastkernels.environment import HARNESS_PATHS  # noqa: E402
 from fastkernels.registry import Registry  # noqa: E402
 
 LOG_TIME = re.compile(r"\[\s*([\d.]+) s\]")
-
-
-# what made a device run's rows: the package, its configs, tasks and agents, the pinned requirements, and the
-# scripts a device call runs before and around `python -m fastkernels`
-HARNESS_PATHS = ["fastkernels", "conf", "tasks", "agents", "pyproject.toml", "requirements",
-                 "scripts/device-session.sh", "scripts/device-env.sh", "scripts/tuning_picks.py"]
 
 
 def harness_differences(commit: str, other: str) -> list[str]:
@@ -52,20 +50,28 @@ def _same(made_at: str, commit: str) -> bool:
     return bool(made_at) and (made_at.startswith(commit) or commit.startswith(made_at))
 
 
-def finished_cases(runs: list[Path], commit: str, same_harness: tuple[str, ...] = ()) -> set[tuple[str, str]]:
-    """(task, case) of every row in `runs`, which must all have been made at `commit` or at one of `same_harness`
-    (commits the caller checked to differ from it only in docs and tests)."""
+def finished_cases(runs: list[Path], commit: str | None, same_harness: tuple[str, ...] = (),
+                   harness: str | None = None) -> set[tuple[str, str]]:
+    """(task, case) of every row in `runs`, each made at `commit` or one of `same_harness` (commits the caller
+    checked to make rows the same way), or, with `harness`, by the code whose env.json `harness_sha256` starts with
+    it (the content digest, whatever commit the run's git metadata named)."""
     done: set[tuple[str, str]] = set()
+    accepted = tuple(sha for sha in (commit, *same_harness) if sha)
     for run in runs:
         env_path = run / "env.json"
         if not env_path.is_file():
             raise ValueError(f"{run}: no env.json (not a run directory?)")
         env = json.loads(env_path.read_text())
         made_at = env.get("git_commit") or ""
-        if not any(_same(made_at, accepted) for accepted in (commit, *same_harness)):
+        digest = env.get("harness_sha256") or ""
+        if harness:
+            if not digest.startswith(harness):
+                raise ValueError(f"{env_path}: harness_sha256 {digest[:16] or 'unknown (a run before 2026-12-01)'} "
+                                 f"is not {harness}")
+        elif not any(_same(made_at, sha) for sha in accepted):
             raise ValueError(f"{env_path}: git_commit {made_at or 'unknown'} is not {commit}"
                              + (f" or {', '.join(same_harness)}" if same_harness else ""))
-        if env.get("git_dirty"):  # untracked files count too (environment.git_state): say so, do not refuse
+        if env.get("git_dirty") and not harness:  # untracked files count too (git_state): say so, do not refuse
             print(f"note: {env_path} says its tree differed from {made_at[:12]} (git_dirty)", file=sys.stderr)
         done.update((row["task"], row["case"]) for row in run_rows(run))
     return done
@@ -100,7 +106,10 @@ def split(tasks: list[str], calls: int, seconds: dict[str, float]) -> list[list[
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("runs", nargs="*", type=Path, help="run directories of the pass so far")
-    parser.add_argument("--commit", required=True, help="the tree every run of the pass is made at")
+    parser.add_argument("--commit", help="the tree every run of the pass is made at")
+    parser.add_argument("--harness", metavar="SHA256",
+                        help="instead of --commit: the harness_sha256 (a prefix) in every run's env.json, the content "
+                             "digest of what makes rows")
     parser.add_argument("--same-harness", nargs="*", default=[], metavar="SHA",
                         help="other commits whose runs count too, refused unless they differ from --commit nowhere in "
                              "what makes rows (HARNESS_PATHS)")
@@ -109,13 +118,17 @@ def main() -> int:
     parser.add_argument("--times-from", nargs="*", type=Path, default=[],
                         help="earlier runs whose worker logs give each task's expected time")
     args = parser.parse_args()
+    if bool(args.commit) == bool(args.harness):
+        parser.error("name the pass's code by one of --commit or --harness")
+    if args.harness and args.same_harness:
+        parser.error("--same-harness widens --commit; --harness already names the code by its content")
     try:
         for other in args.same_harness:
             if differing := harness_differences(args.commit, other):
                 parser.error(f"--same-harness {other}: differs from {args.commit} in what makes rows: "
                              + ", ".join(differing[:5]) + (f" and {len(differing) - 5} more" if len(differing) > 5
                                                            else ""))
-        done = finished_cases(args.runs, args.commit, tuple(args.same_harness))
+        done = finished_cases(args.runs, args.commit, tuple(args.same_harness), args.harness)
     except ValueError as error:
         parser.error(str(error))
     registry = Registry()
@@ -124,7 +137,7 @@ def main() -> int:
     seconds = worker_seconds(args.times_from)
     total = sum(len([c for c in registry.get(n).cases if c.tier == args.tier]) for n in registry.names)
     print(f"{len(registry.names) - len(left)} of {len(registry.names)} tasks done ({len(done)} of {total} "
-          f"{args.tier} cases have rows at {args.commit}); {len(left)} left", file=sys.stderr)
+          f"{args.tier} cases have rows at {args.commit or args.harness}); {len(left)} left", file=sys.stderr)
     for group in split(left, args.calls, seconds) if left else []:
         expected = sum(seconds.get(task, 0.0) for task in group)
         print(f'FK_TASKS="tasks=all tasks.include=[{",".join(group)}]"  # {len(group)} tasks, ~{expected:.0f} s '

@@ -77,3 +77,22 @@ def test_runs_at_a_commit_with_the_same_harness_count_and_one_with_another_harne
     other = subprocess.run(command + ["--same-harness", "c0a2ba5"], cwd=ROOT, capture_output=True, text=True)
     assert other.returncode == 2 and "differs from 41cd29e in what makes rows: " in other.stderr
     assert "fastkernels/evaluate.py" in other.stderr
+
+
+def test_with_harness_a_run_counts_by_the_content_digest_its_env_json_names_whatever_its_commit(tmp_path):
+    silu = _gpu_cases("silu_and_mul")
+    first = _run(tmp_path / "a", "1111111aaa", [("silu_and_mul", silu[0])])
+    second = _run(tmp_path / "b", "2222222bbb", [("silu_and_mul", c) for c in silu[1:]])
+    other = _run(tmp_path / "c", "1111111aaa", [])
+    for run, digest in ((first, "ab12" * 16), (second, "ab12" * 16), (other, "cd34" * 16)):
+        env = json.loads((run / "env.json").read_text())
+        (run / "env.json").write_text(json.dumps({**env, "harness_sha256": digest}))
+    command = [sys.executable, "scripts/remaining_tasks.py", "--harness", "ab12ab12"]
+    counted = subprocess.run(command + [str(first), str(second)], cwd=ROOT, capture_output=True, text=True)
+    assert counted.returncode == 0, counted.stderr
+    assert "silu_and_mul" not in counted.stdout and "have rows at ab12ab12" in counted.stderr
+    refused = subprocess.run(command + [str(first), str(other)], cwd=ROOT, capture_output=True, text=True)
+    assert refused.returncode == 2 and "harness_sha256 cd34cd34cd34cd34 is not ab12ab12" in refused.stderr
+    neither = subprocess.run([sys.executable, "scripts/remaining_tasks.py", str(first)], cwd=ROOT,
+                             capture_output=True, text=True)
+    assert neither.returncode == 2 and "one of --commit or --harness" in neither.stderr

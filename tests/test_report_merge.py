@@ -112,6 +112,15 @@ def test_runs_with_different_environments_are_refused_unless_allowed(tmp_path, c
     assert "Mixed environments" in (tmp_path / "leaderboard.md").read_text()
 
 
+def test_runs_whose_code_differs_by_content_are_refused_even_under_one_commit(tmp_path, capsys):
+    # a copied tree's git metadata can name a commit other than the code it ran (environment.harness_digest)
+    make_run(tmp_path / "0_noop", "noop", L1_NOOP, environment={**ENVIRONMENT, "harness_sha256": "aa" * 32})
+    make_run(tmp_path / "1_reference", "reference", L1_REFERENCE,
+             environment={**ENVIRONMENT, "harness_sha256": "bb" * 32})
+    assert main([str(tmp_path)]) == 2
+    assert "harness_sha256" in capsys.readouterr().err
+
+
 def test_host_names_clocks_and_wall_time_do_not_count_as_a_different_environment():
     other = {**ENVIRONMENT, "hostname": "gpu-node-2", "wall_s": 99.0, "env": {"CUDA_VISIBLE_DEVICES": "3"},
              "device": {**ENVIRONMENT["device"], "device_index": 3}, "clocks_after": {"sm_mhz": 1980}}

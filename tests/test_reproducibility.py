@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from fastkernels.config import HardwareProfile
-from fastkernels.environment import fingerprint
+from fastkernels.environment import HARNESS_PATHS, fingerprint, harness_digest
 from fastkernels.hardware import DeviceInfo
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,6 +34,27 @@ def test_env_json_records_the_lock_file_its_hash_and_the_drift(monkeypatch):
     assert environment["lock_file"] == "requirements/cpu.lock" and len(environment["lock_sha256"]) == 64
     assert isinstance(environment["lock_drift"], dict)
     json.dumps(environment)
+
+
+def test_env_json_names_the_code_that_made_its_rows_by_content(tmp_path):
+    # a copy of the harness paths, as a lent machine's copy of the tree holds them, whatever its git metadata says
+    for top in HARNESS_PATHS:
+        source = ROOT / top
+        if source.is_dir():
+            shutil.copytree(source, tmp_path / top, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            (tmp_path / top).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(source, tmp_path / top)
+    copied = harness_digest(tmp_path)
+    assert copied == harness_digest(ROOT)  # compiled Python and caches left out
+    assert fingerprint(DeviceInfo(kind="cpu", name="test cpu"), HardwareProfile(name="cpu", kind="cpu"),
+                       ROOT)["harness_sha256"] == copied["harness_sha256"]
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "notes.md").write_text("docs do not make rows")
+    assert harness_digest(tmp_path) == copied
+    task = next((tmp_path / "tasks").rglob("task.yaml"))
+    task.write_text(task.read_text() + "\n")
+    assert harness_digest(tmp_path)["harness_sha256"] != copied["harness_sha256"]
 
 
 @pytest.mark.parametrize("profile", sorted(PROFILES))
