@@ -3,7 +3,8 @@ caught, CUDA-graph timing reports beside eager timing, an uncapturable candidate
 that takes the launch pad away is caught, a candidate whose graph records no work is caught, and so is one whose
 graph is right only on its first replay; uninitialised output memory never passes for the baseline's freed answer,
 the noop agent comes out at 1.0 in both modes (and, against a compiled baseline, runs the baseline's compiled code),
-a helper process with its own GPU context is caught, several instances a side pass, restored tuning picks spare
+a decaying launch pad keeps noop rows at 1.0 and comes back down after one late launch, a helper process with its
+own GPU context is caught, several instances a side pass, restored tuning picks spare
 the autotuning (in shared compile caches and in per-case ones), the fork server's preload leaves CUDA
 uninitialised, a failed capture leaves the device's random generator usable, and the judge replays a slow oracle
 from a CUDA graph that judges as the eager oracle does.
@@ -13,8 +14,10 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -77,6 +80,37 @@ def test_noop_is_one_in_eager_and_graph_timing(tmp_path):
     assert all(row["graph_captures"] >= 2 for row in rows), [(row["case"], row["graph_captures"]) for row in rows]
     assert all(row["graph_speedup_ci95"][0] <= row["graph_speedup"] <= row["graph_speedup_ci95"][1] for row in rows)
     assert all(row["graph_baseline_impl"] == row["baseline_impl"] for row in rows)  # rms_norm's baselines capture
+
+
+def test_a_noop_with_a_decaying_launch_pad_is_one_in_eager_and_graph_timing(tmp_path):
+    rows = run(tmp_path, "agent=noop", "harness.launch_pad_decay_after=16")
+    assert all(row["status"] == "PASSED" for row in rows), [(row["status"], row["reason"]) for row in rows]
+    assert all(abs(1 - row["speedup"]) <= 0.03 and abs(1 - row["graph_speedup"]) <= 0.03 for row in rows), [
+        (row["case"], row["speedup"], row["graph_speedup"]) for row in rows]
+
+
+def test_a_decaying_launch_pad_comes_back_down_after_one_late_launch_and_keeps_a_pair_even():
+    from fastkernels.timing import CudaEventClock, time_interleaved
+
+    x = torch.randn(4 << 20, device="cuda")
+    launches = [0]
+
+    def call(_inputs) -> None:
+        launches[0] += 1
+        if launches[0] % 40 == 0:  # now and then the host launches 2 ms late, as a garbage collection makes it
+            time.sleep(0.002)  # (the call timed again behind the doubled pad is the next launch: in time)
+        x.mul_(1.0)
+
+    outcome = {}
+    for decay_after in (0, 16):
+        clock = CudaEventClock(pad_us=50, max_pad_us=20000, decay_after=decay_after)
+        samples = time_interleaved({"a": call, "b": call}, [None], clock, warmup=1, iterations=200, label="k")
+        ratios = [a / b for a, b in zip(samples["a"], samples["b"])]
+        outcome[decay_after] = (clock.pad_us("k"), statistics.median(ratios))
+    (kept, kept_ratio), (decayed, decayed_ratio) = outcome[0], outcome[16]
+    # each late launch doubles the pad once: without decay they add up until the pad covers the 2 ms (3200 us)
+    assert kept >= 2000 and decayed <= 200, outcome
+    assert abs(1 - kept_ratio) < 0.02 and abs(1 - decayed_ratio) < 0.02, outcome
 
 
 def test_a_noop_candidate_of_a_compiled_baseline_runs_the_baselines_compiled_code(tmp_path):
