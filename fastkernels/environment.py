@@ -200,10 +200,10 @@ def harness_digest(root: Path) -> dict[str, Any]:
         start = root / top
         files = [start] if start.is_file() else sorted(path for path in start.rglob("*") if path.is_file())
         for path in files:
-            relative = path.relative_to(root).as_posix()
-            if "__pycache__" in path.parts or path.suffix == ".pyc":
+            relative = path.relative_to(root)
+            if "__pycache__" in relative.parts or path.suffix == ".pyc":
                 continue
-            digest.update(relative.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+            digest.update(relative.as_posix().encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
             count += 1
     return {"harness_sha256": digest.hexdigest(), "harness_files": count}
 

@@ -120,8 +120,8 @@ print(",".join(n for n in r.names if candidate_path(Path("agents/reference"), r.
       for variant in default harness.rechecks=0; do
         extra=(); [ "$variant" = default ] || extra=("$variant")
         timeout "$(step_limit 240)" python3 -m fastkernels hardware="$hardware" "${tasks[@]}" agent=noop \
-          hydra.run.dir="$out/calls-${variant##*=}" harness.keep_call_times=true "${trusted[@]}" "${overrides[@]}" "${extra[@]}" \
-          2>&1 | tail -1
+          hydra.run.dir="$out/calls-${variant##*=}" harness.keep_call_times=true "${trusted[@]}" "${overrides[@]}" \
+          "${extra[@]}" 2>&1 | tail -1
         { echo "== $variant"; python3 scripts/call_times.py "$out/calls-${variant##*=}" --over 0.02 2>&1; } \
           | tee -a "$out/calls.txt"
       done

@@ -131,15 +131,15 @@ def worker_seconds(runs: list[Path], rows: list[dict]) -> dict:
                     start_ups.append(stamped[0][0])
                 previous = 0.0
                 for stamp, text in stamped:
+                    name = phase_name(text)
                     judging = re.search(r"pairs, ([0-9.]+) s of it judging rechecks", text)
                     rechecks_s += float(judging.group(1)) if judging else 0.0
-                    if judging and phase_name(text) == "timed":
+                    if judging and name == "timed":
                         eager_rechecks_s += float(judging.group(1))
                     padded = PADDED.search(text)
                     if padded:  # two calls a pair, each behind the case's final pad (warm-ups and retimes left out)
-                        kind = "graph replays" if text.split(": ", 1)[-1].startswith("graph") else "eager"
+                        kind = "eager" if name == "timed" else "graph replays"
                         pads_s[kind] = pads_s.get(kind, 0.0) + 2 * int(padded.group(1)) * float(padded.group(2)) / 1e6
-                    name = phase_name(text)
                     per_phase[name] = per_phase.get(name, 0.0) + stamp - previous
                     previous = stamp
     total = sum(seconds for seconds, _ in per_task.values())
@@ -164,19 +164,16 @@ def worker_seconds(runs: list[Path], rows: list[dict]) -> dict:
           f"{uncompiled:.1f} s each", flush=True)
     summary = dict(worker_s_per_case=total / max(1, cases), worker_s_per_case_without_baseline_checks=uncompiled)
     # a number in the rows of a715d9d (2026-11-30), per implementation since
-    compiled = [sum(seconds.values()) if isinstance(seconds, dict) else seconds
+    compiled = [(row["task"], sum(seconds.values()) if isinstance(seconds, dict) else seconds)
                 for row in rows if row["task"] in per_task and (seconds := row.get("compile_s")) not in (None, {})]
     if compiled:
-        compile_s = sum(compiled)
+        compile_s = sum(seconds for _, seconds in compiled)
         print(f"  compile time (first calls beyond the quickest later call, {len(compiled)} rows): {compile_s:.0f} s;"
               f" harness overhead without it: {(total - compile_s) / max(1, cases):.2f} s per task-case", flush=True)
         summary.update(compile_s=compile_s, worker_overhead_s_per_case=(total - compile_s) / max(1, cases))
         compile_by_task: dict[str, float] = {}
-        for row in rows:
-            seconds = row.get("compile_s")
-            if row["task"] in per_task and seconds not in (None, {}):
-                compile_by_task[row["task"]] = compile_by_task.get(row["task"], 0.0) + (
-                    sum(seconds.values()) if isinstance(seconds, dict) else seconds)
+        for task, seconds in compiled:
+            compile_by_task[task] = compile_by_task.get(task, 0.0) + seconds
         costliest = sorted(((seconds - compile_by_task.get(task, 0.0)) / count, task)
                            for task, (seconds, count) in per_task.items())[::-1][:5]
         print("  costliest tasks without compile time, a task-case: "
