@@ -264,6 +264,7 @@ def _settle_torch_lazy_setup() -> None:
     import torch._dynamo
 
     _settle_inductor_cache_dir()
+    _settle_triton_ptxas_path()
     try:
         from torch._dynamo.mutation_guard import install_generation_tagging_init
 
@@ -288,6 +289,17 @@ def _settle_inductor_cache_dir() -> None:
     except ImportError:  # another torch release: its first compile may then be reported
         return
     cache_dir()
+
+
+def _settle_triton_ptxas_path() -> None:
+    """Inductor points TRITON_PTXAS_PATH at the ptxas a CUDA build of torch ships (torch/bin/ptxas) before it first
+    compiles: do it now, so that first compile changes nothing (2026-12-01 on the H200: every compiled baseline's
+    noop row read REWARD_HACK with it "added" while the candidate was built; a CPU build ships no ptxas)."""
+    try:
+        from torch._inductor.runtime.compile_tasks import _set_triton_ptxas_path
+    except ImportError:  # another torch release: its first compile may then be reported
+        return
+    _set_triton_ptxas_path()
 
 
 class Integrity:

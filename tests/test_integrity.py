@@ -4,6 +4,9 @@ the same checks through a real worker; these pin down what is compared.)"""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import torch
 
 from fastkernels.integrity import Integrity
@@ -181,3 +184,27 @@ def test_torchs_own_first_vmap_is_not_taken_for_an_intercepting_kernel():
               "torch.vmap(torch.sin)(torch.randn(3, 2))\nprint(repr(snapshot.changed()))\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
     assert done.stdout.strip() == "''"
+
+
+def test_inductors_own_ptxas_setting_at_its_first_compile_is_not_a_change(monkeypatch, tmp_path):
+    # A CUDA build of torch ships bin/ptxas, and Inductor points TRITON_PTXAS_PATH at it before its first compile,
+    # which may come after the snapshot (a noop candidate's build runs its baseline's compiled function): on the H200
+    # every compiled baseline's noop row read REWARD_HACK for it. Here a stand-in torch tree holds the ptxas.
+    from torch._inductor.runtime import compile_tasks
+
+    module_file = tmp_path / "torch" / "_inductor" / "runtime" / "compile_tasks.py"
+    ptxas = Path(module_file).parents[1] / "bin" / "ptxas"
+    ptxas.parent.mkdir(parents=True)
+    ptxas.write_text("#!/bin/sh\n")
+    ptxas.chmod(0o755)
+    monkeypatch.setattr(compile_tasks, "__file__", str(module_file))
+    monkeypatch.setenv("TRITON_PTXAS_PATH", "unset below, restored after")
+    monkeypatch.delenv("TRITON_PTXAS_PATH")
+    compile_tasks._set_triton_ptxas_path.cache_clear()
+    try:
+        snapshot = Integrity()
+        assert os.environ["TRITON_PTXAS_PATH"] == str(ptxas)  # settled before the snapshot
+        compile_tasks._set_triton_ptxas_path()  # what the first compile does
+        assert snapshot.changed() == ""
+    finally:
+        compile_tasks._set_triton_ptxas_path.cache_clear()
