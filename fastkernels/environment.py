@@ -187,7 +187,8 @@ def git_state(root: Path) -> dict[str, Any]:
 # What makes a run's rows, besides the installed packages: the package, its configs, tasks and agents, the pinned
 # requirements, and the scripts a device session runs around `python -m fastkernels`.
 HARNESS_PATHS = ("fastkernels", "conf", "tasks", "agents", "pyproject.toml", "requirements",
-                 "scripts/device-session.sh", "scripts/device-env.sh", "scripts/tuning_picks.py")
+                 "scripts/device-session.sh", "scripts/device-lanes.sh", "scripts/device-env.sh",
+                 "scripts/tuning_picks.py")
 
 
 def harness_digest(root: Path) -> dict[str, Any]:

@@ -20,7 +20,8 @@
 #   warm        compile and autotune $FK_TASKS once with cheap timing (3 calls a case), rows discarded after
 #               scripts/row_summary.py (statuses, failures, review notes) into $OUT/warm-rows.txt: what a timed step
 #               after it then measures is the harness, not Inductor's and Triton's first compiles
-# Usage: bash scripts/device-session.sh STEP [STEP ...]; extra Hydra overrides in FK_OVERRIDES. The Inductor and
+# Usage: bash scripts/device-session.sh STEP [STEP ...]; extra Hydra overrides in FK_OVERRIDES. Several GPUs at once,
+# with everything back as one archive: scripts/device-lanes.sh. The Inductor and
 # Triton caches (Triton's autotuning picks too) live in FK_CACHE (default /tmp/fk-cache), shared by every step and by
 # the calls made while the machine stays warm (30 s after each): `bash scripts/device-session.sh warm`, then in the
 # next call the timed steps.
