@@ -2,7 +2,8 @@
 # Runs scripts/device-session.sh steps on the GPUs of one machine at once, a lane per GPU, within one device call, and
 # brings everything back as ONE archive: the device tool returns at most 8 files from $OUT (2026-12-01: a call whose
 # two lanes left 16 files there lost half of them, the GPU tests' log among them).
-# Usage: FK_CALL_BUDGET=SECONDS bash scripts/device-lanes.sh LANES_FILE   (SECONDS: the call's timeout_s)
+# Usage: FK_CALL_BUDGET=SECONDS bash scripts/device-lanes.sh .lanes/FILE   (SECONDS: the call's timeout_s; .lanes/ is
+# ignored by git, so name it in the device call's carry with .whl and .picks)
 # LANES_FILE holds one run a line, `GPU STEP [VAR=VALUE ...]` in shell quoting (# starts a comment), e.g.
 #   0 noop FK_TASKS="tasks=all tasks.include=[softmax,gelu]"
 #   1 gpu-tests FK_PACK_MARGIN=20
