@@ -9,9 +9,10 @@
 #   1 gpu-tests FK_PACK_MARGIN=20
 # A GPU's runs go in order, in caches of their own (FK_CACHE=/tmp/fk-lane-GPU, so a later run reuses the compiles),
 # each restoring the tuning picks the run before it left; the lanes run side by side (CUDA_VISIBLE_DEVICES=GPU).
-# Every run gets what is left of FK_CALL_BUDGET, counted from this script's start (unless its line sets its own). Afterwards $OUT holds
-# lanes.tgz (run N of GPU g's $OUT as lane-g-N/, and each lane's log as lane-g.log) and picks.tgz (every lane's last
-# picks merged: copy it to .picks/HARDWARE.tgz). The seventeenth session's call2.sh/call3.sh
+# Every run gets what is left of FK_CALL_BUDGET, counted from this script's start (unless its line sets its own).
+# Afterwards $OUT holds lanes.tgz (run N of GPU g's $OUT as lane-g-N/, and each lane's log as lane-g.log) and
+# picks.tgz (every lane's last picks merged: copy it to .picks/HARDWARE.tgz). `scripts/remaining_tasks.py --lanes-dir`
+# writes a pass's lanes files. The seventeenth session's call2.sh/call3.sh
 # (docs/results/h200-2026-12-01-seventeenth/) are what this replaces.
 set -uo pipefail
 lanes_file=${1:?usage: FK_CALL_BUDGET=SECONDS bash scripts/device-lanes.sh LANES_FILE}

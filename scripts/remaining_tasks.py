@@ -15,7 +15,8 @@ Runs made since 2026-12-01 also name their code by content (env.json `harness_sh
 `--commit` accepts exactly the runs whose digest starts with it.
 
 Usage: python scripts/remaining_tasks.py (--commit SHA [--same-harness SHA ...] | --harness SHA256) [--calls 3]
-       [--times-from OLD_RUN ...] [RUN ...]
+       [--times-from OLD_RUN ...] [--lanes-dir .lanes --gpus 2] [RUN ...]
+With --lanes-dir the groups are also written as scripts/device-lanes.sh files, a noop lane a GPU, --gpus lanes a call.
 """
 
 from __future__ import annotations
@@ -115,6 +116,10 @@ def main() -> int:
                              "what makes rows (HARNESS_PATHS)")
     parser.add_argument("--tier", default="gpu")
     parser.add_argument("--calls", type=int, default=1, help="how many device calls to split what is left into")
+    parser.add_argument("--lanes-dir", type=Path,
+                        help="also write the groups as scripts/device-lanes.sh files, DIR/call-K.txt, one noop run a "
+                             "lane, --gpus lanes a call (--calls counts lanes then)")
+    parser.add_argument("--gpus", type=int, default=2, help="GPUs a device call has, with --lanes-dir")
     parser.add_argument("--times-from", nargs="*", type=Path, default=[],
                         help="earlier runs whose worker logs give each task's expected time")
     args = parser.parse_args()
@@ -138,11 +143,32 @@ def main() -> int:
     total = sum(len([c for c in registry.get(n).cases if c.tier == args.tier]) for n in registry.names)
     print(f"{len(registry.names) - len(left)} of {len(registry.names)} tasks done ({len(done)} of {total} "
           f"{args.tier} cases have rows at {args.commit or args.harness}); {len(left)} left", file=sys.stderr)
-    for group in split(left, args.calls, seconds) if left else []:
+    groups = split(left, args.calls, seconds) if left else []
+    for group in groups:
         expected = sum(seconds.get(task, 0.0) for task in group)
         print(f'FK_TASKS="tasks=all tasks.include=[{",".join(group)}]"  # {len(group)} tasks, ~{expected:.0f} s '
               f"of worker time where known")
+    if args.lanes_dir:
+        for path in write_lanes(groups, args.gpus, args.lanes_dir, seconds):
+            print(f"wrote {path}", file=sys.stderr)
     return 0
+
+
+def write_lanes(groups: list[list[str]], gpus: int, directory: Path, seconds: dict[str, float]) -> list[Path]:
+    """The groups as scripts/device-lanes.sh files: call K runs groups K*gpus .. K*gpus+gpus-1, one noop lane a GPU."""
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for number, start in enumerate(range(0, len(groups), gpus), 1):
+        lines = [f"# call {number}: FK_CALL_BUDGET=<timeout_s> bash scripts/device-lanes.sh "
+                 f"{directory}/call-{number}.txt"]
+        for gpu, group in enumerate(groups[start:start + gpus]):
+            expected = sum(seconds.get(task, 0.0) for task in group)
+            lines.append(f"# {len(group)} tasks, ~{expected:.0f} s of worker time where known")
+            lines.append(f'{gpu} noop FK_TASKS="tasks=all tasks.include=[{",".join(group)}]"')
+        path = directory / f"call-{number}.txt"
+        path.write_text("\n".join(lines) + "\n")
+        written.append(path)
+    return written
 
 
 if __name__ == "__main__":

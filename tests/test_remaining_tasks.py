@@ -96,3 +96,14 @@ def test_with_harness_a_run_counts_by_the_content_digest_its_env_json_names_what
     neither = subprocess.run([sys.executable, "scripts/remaining_tasks.py", str(first)], cwd=ROOT,
                              capture_output=True, text=True)
     assert neither.returncode == 2 and "one of --commit or --harness" in neither.stderr
+
+
+def test_lanes_files_give_each_gpu_of_a_call_one_group(tmp_path):
+    groups = [["a", "b"], ["c"], ["d"]]
+    written = remaining_tasks.write_lanes(groups, 2, tmp_path / ".lanes", {"a": 100.0, "c": 50.0})
+    assert [path.name for path in written] == ["call-1.txt", "call-2.txt"]
+    first = [line for line in written[0].read_text().splitlines() if not line.startswith("#")]
+    assert first == ['0 noop FK_TASKS="tasks=all tasks.include=[a,b]"', '1 noop FK_TASKS="tasks=all tasks.include=[c]"']
+    assert "~100 s of worker time" in written[0].read_text()
+    second = [line for line in written[1].read_text().splitlines() if not line.startswith("#")]
+    assert second == ['0 noop FK_TASKS="tasks=all tasks.include=[d]"']
