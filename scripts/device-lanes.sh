@@ -7,6 +7,8 @@
 # LANES_FILE holds one run a line, `GPU STEP [VAR=VALUE ...]` in shell quoting (# starts a comment), e.g.
 #   0 noop FK_TASKS="tasks=all tasks.include=[softmax,gelu]"
 #   1 gpu-tests FK_PACK_MARGIN=20
+# Every line is checked first (a GPU index, one of device-session.sh's steps, VAR=VALUE words): a bad one stops it
+# with one error naming the file and line, before anything runs.
 # A GPU's runs go in order, in caches of their own (FK_CACHE=/tmp/fk-lane-GPU, so a later run reuses the compiles),
 # each restoring the tuning picks the run before it left; the lanes run side by side (CUDA_VISIBLE_DEVICES=GPU).
 # Every run gets what is left of FK_CALL_BUDGET, counted from this script's start (unless its line sets its own).
@@ -18,13 +20,30 @@ set -uo pipefail
 lanes_file=${1:?usage: FK_CALL_BUDGET=SECONDS bash scripts/device-lanes.sh LANES_FILE}
 [ -f "$lanes_file" ] || { echo "device-lanes.sh: no lanes file $lanes_file" >&2; exit 2; }
 start=$(date +%s)
+runs=$(grep -v -E '^[[:space:]]*(#|$)' "$lanes_file")
+[ -n "$runs" ] || { echo "device-lanes.sh: $lanes_file holds no runs" >&2; exit 2; }
+# the steps are device-session.sh's case labels
+steps=" $(grep -oE '^    [a-z|-]+\)' scripts/device-session.sh | tr -d ' )' | tr '|\n' '  ')"
+number=0
+while IFS= read -r line; do  # every line checked before any runs: a bad one would otherwise surface mid-call
+  number=$((number + 1))
+  [[ "$line" =~ ^[[:space:]]*(#|$) ]] && continue
+  bad() { echo "device-lanes.sh: $lanes_file line $number ($line): $1" >&2; exit 2; }
+  eval "set -- $line" 2>/dev/null || bad "not a shell word list"
+  [[ "${1:-}" =~ ^[0-9]+$ ]] || bad "the first word must be a GPU index"
+  [[ "$steps" == *" ${2:-none} "* ]] || bad "unknown step '${2:-}' (one of:$steps)"
+  shift 2
+  for assignment in "$@"; do
+    [[ "$assignment" =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] || bad "'$assignment' is not VAR=VALUE"
+  done
+done < "$lanes_file"
 budget=${FK_CALL_BUDGET:-590}
 out=${OUT:-/tmp/fk-out}
 work=$(mktemp -d /tmp/fk-lanes.XXXXXX)
 mkdir -p "$out"
+# device-session.sh sets up the carried wheels itself; this script needs them for the picks merge at the end
 if [ -d .whl ] && [ "${FK_WHEELS:-carried}" != none ]; then source scripts/device-env.sh || exit 1; fi
 first_picks=${FK_PICKS:-.picks/${FK_HARDWARE:-h200}.tgz}
-runs=$(grep -v -E '^[[:space:]]*(#|$)' "$lanes_file")
 
 run_lane() {  # GPU: its runs, in the file's order
   local gpu=$1 number=0 picks=$first_picks line step dir

@@ -12,6 +12,8 @@ import tarfile
 import time
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -172,3 +174,22 @@ def test_lanes_run_side_by_side_and_come_back_as_one_archive(tmp_path):
     assert all(row["status"] == "PASSED" for lane in rows.values() for row in lane)
     assert "./lane-1-2" in names and "step ceilings: skipped" in logs["./lane-1.log"]
     assert "== lane 1 run 2: ceilings FK_CALL_BUDGET=0" in logs["./lane-1.log"]
+
+
+@pytest.mark.parametrize(("lines", "error"), [
+    ("# comment\n0 noop\nx noop\n", "line 3 (x noop): the first word must be a GPU index"),
+    ("0 nope\n", "line 1 (0 nope): unknown step 'nope' (one of: gpu-tests noop reference"),
+    ('1 noop FK_TASKS="a b" oops\n', "line 1 (1 noop FK_TASKS=\"a b\" oops): 'oops' is not VAR=VALUE"),
+    ('0 noop FK_TASKS="unclosed\n', "line 1 (0 noop FK_TASKS=\"unclosed): not a shell word list"),
+    ("# nothing to run\n\n", "holds no runs"),
+])
+def test_a_bad_lanes_file_is_refused_before_anything_runs_with_the_line_named(tmp_path, lines, error):
+    lanes = tmp_path / "lanes.txt"
+    lanes.write_text(lines)
+    environment = {**os.environ, "FK_WHEELS": "none", "OUT": str(tmp_path / "out")}
+    done = subprocess.run(["bash", "scripts/device-lanes.sh", str(lanes)], cwd=ROOT, env=environment,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith(f"device-lanes.sh: {lanes}") and error in done.stderr
+    assert done.stderr.count("\n") == 1  # one line
+    assert not (tmp_path / "out").exists()  # nothing ran, nothing was made
