@@ -224,9 +224,10 @@ def time_rechecked(
         judging[0] += time.perf_counter() - started
         return added
 
+    started = time.perf_counter()  # the time cap holds the phase's wall time: pads, flushes and rechecks count
     samples = extend_until_tight(batch(iterations, warmup), lambda count: batch(count, 0), harness.target_ci,
                                  harness.iteration_cap(device), harness.max_timing_s, harness.seed,
-                                 clusters=len(sets))
+                                 clusters=len(sets), elapsed=lambda: time.perf_counter() - started)
     record = CallTimes(baseline_ms=samples["baseline"], candidate_ms=samples.get("candidate", []),
                        first=first, rechecked=rechecked, input_sets=len(sets))
     return samples, record, judging[0]

@@ -348,25 +348,36 @@ def extend_until_tight(
     max_seconds: float,
     seed: int = 0,
     clusters: int = 1,
+    elapsed: Callable[[], float] | None = None,
 ) -> dict[str, list[float]]:
     """Adaptive repetition: add batches from `more(count)` (doubling the sample) until the bootstrap interval of the
     candidate's speedup is within +-target_ci of it, or `max_iterations` samples (one more where that is odd: batches
-    come in pairs) or `max_seconds` of timed work.
+    come in pairs) or `max_seconds` are spent.
 
+    The seconds are `elapsed()` (the phase's wall time so far, its first batch included) where given, else the
+    samples' own timed work. A batch is cut to what fits the cap at the seconds per iteration seen so far, so the cap
+    holds: uncut doubling took a mamba_mixer case's timed phase to 105 s of wall time against a 20 s cap on the H200
+    (2026-12-01; 800 iterations had counted 19 s of timed work, and launch pads, flushes and rechecks cost more).
     `samples` holds "baseline" and usually "candidate"; without a candidate there is no speedup to tighten.
     """
     if "candidate" not in samples:
         return samples
-    spent = sum(sum(values) for values in samples.values()) / 1e3
-    while len(samples["baseline"]) < max_iterations and spent < max_seconds:
+
+    def spent() -> float:
+        return elapsed() if elapsed is not None else sum(sum(values) for values in samples.values()) / 1e3
+
+    while (done := len(samples["baseline"])) < max_iterations:
         low, high = speedup_ci95(samples["baseline"], samples["candidate"], seed=seed, clusters=clusters)
         if (high - low) / 2 <= target_ci * paired_speedup(samples["baseline"], samples["candidate"]):
             break
-        batch = min(len(samples["baseline"]), max_iterations - len(samples["baseline"]))
+        seconds = spent()
+        fits = max_iterations if seconds <= 0 else int((max_seconds - seconds) / (seconds / done))
+        batch = min(done, max_iterations - done, fits - fits % 2)
+        if batch < 2:
+            break
         added = more(batch)
         for name, values in added.items():
             samples[name].extend(values)
-        spent += sum(sum(values) for values in added.values()) / 1e3
     return samples
 
 

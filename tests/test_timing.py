@@ -179,15 +179,31 @@ def test_repetition_stops_once_the_interval_is_tight_and_doubles_the_sample_unti
     assert len(steady["baseline"]) == 8 and len(batches) == 4  # already tight: nothing added
 
 
-def test_repetition_stops_at_the_time_cap():
-    def more(count: int) -> dict[str, list[float]]:
-        return {"baseline": [1000.0, 1000.0, 3000.0, 3000.0] * (count // 4),
-                "candidate": [3000.0, 3000.0, 1000.0, 1000.0] * (count // 4)}
+def test_repetition_fills_the_time_cap_without_passing_it():
+    batches: list[int] = []
 
-    samples = {"baseline": [1000.0, 1000.0, 3000.0, 3000.0],  # 16 s of timed work already
-               "candidate": [3000.0, 3000.0, 1000.0, 1000.0]}
-    extend_until_tight(samples, more, target_ci=0.01, max_iterations=1000, max_seconds=20.0)
-    assert len(samples["baseline"]) == 8  # one batch brings it past 20 s, then it stops
+    def more(count: int) -> dict[str, list[float]]:  # never tight; an iteration (a call a side) costs 2 s
+        batches.append(count)
+        return {"baseline": [1500.0, 500.0] * (count // 2), "candidate": [500.0, 1500.0] * (count // 2)}
+
+    samples = more(4)  # 8 s of timed work already
+    batches.clear()
+    extend_until_tight(samples, more, target_ci=0.001, max_iterations=1000, max_seconds=20.0)
+    assert batches == [4, 2]  # 8 s + 8 s, then the 4 s left hold 2 iterations, not the doubling's 8
+    assert sum(samples["baseline"]) + sum(samples["candidate"]) == 20_000.0
+
+
+def test_the_time_cap_counts_the_phases_wall_time_where_given():
+    wall = [0.0]
+
+    def more(count: int) -> dict[str, list[float]]:  # 1 ms of timed work an iteration, 1 s of wall time (pads...)
+        wall[0] += count * 1.0
+        return {"baseline": [0.5, 0.7] * (count // 2), "candidate": [0.5, 0.3] * (count // 2)}
+
+    samples = more(8)
+    extend_until_tight(samples, more, target_ci=0.001, max_iterations=3200, max_seconds=20.0,
+                       elapsed=lambda: wall[0])
+    assert len(samples["baseline"]) == 20 and wall[0] == 20.0  # on timed work alone it would run to 3200
 
 
 def test_host_clock_measures_the_call_in_milliseconds():
