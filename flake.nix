@@ -143,7 +143,7 @@
         pure-tests = pkgs.runCommand "fastkernels-pure-tests" { nativeBuildInputs = [ testPython ]; } ''
           cp -r ${self} src && chmod -R u+w src && cd src
           python3 -m compileall -q fastkernels
-          python3 -m pytest -q -p no:cacheprovider tests/test_report_merge.py tests/test_lock.py
+          python3 -m pytest -q -o addopts= -p no:cacheprovider tests/test_report_merge.py tests/test_lock.py
           touch $out
         '';
       };
