@@ -117,8 +117,8 @@ def test_a_noop_run_against_inductor_compiles_only_the_baseline(tmp_path):
     import sys
 
     subprocess.run([sys.executable, "-m", "fastkernels", "baseline=inductor", "agent=noop",
-                    "tasks.include=[silu_and_mul]", f"hydra.run.dir={tmp_path}"], check=True, capture_output=True,
-                   timeout=600)
+                    "tasks.include=[silu_and_mul]", "harness.warmup=1", "harness.max_iterations=8",
+                    f"hydra.run.dir={tmp_path}"], check=True, capture_output=True, timeout=600)
     rows = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
     if any("InductorError" in row["reason"] or "BackendCompilerFailed" in row["reason"] for row in rows):
         pytest.skip(f"Inductor cannot compile on this machine: {rows[0]['reason']}")

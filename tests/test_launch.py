@@ -97,7 +97,8 @@ def test_a_cpu_run_forks_workers_whose_triton_runs_interpreted(tmp_path):
     rms_norm kernel calls tl.sum)."""
     environment = {key: value for key, value in os.environ.items() if key != "TRITON_INTERPRET"}
     subprocess.run([sys.executable, "-m", "fastkernels", "agent=reference", "tasks.include=[rms_norm]",
-                    f"hydra.run.dir={tmp_path}"], env=environment, check=True, capture_output=True, timeout=600)
+                    "harness.warmup=1", "harness.max_iterations=8", f"hydra.run.dir={tmp_path}"],
+                   env=environment, check=True, capture_output=True, timeout=600)
     rows = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
     assert rows and all(row["status"] == "PASSED" for row in rows), [row["reason"] for row in rows]
     assert "torch imported" in (tmp_path / "workers" / "rms_norm.log").read_text()
