@@ -1,7 +1,8 @@
 """The command line: `python -m fastkernels [hydra overrides]` (see conf/config.yaml for the groups).
 
 `python -m fastkernels list [--json] [--level N] [--category C]` lists the tasks (fastkernels/listing.py); it is
-dispatched before Hydra parses argv, which would take `list` for a malformed override.
+dispatched before Hydra parses argv, which would take `list` for a malformed override. The overrides are checked
+first (fastkernels/overrides.py): a misspelt key or config choice is one line of error, exit status 2.
 """
 
 from __future__ import annotations
@@ -49,6 +50,12 @@ def main() -> None:
         from fastkernels import report
 
         sys.exit(report.main(sys.argv[2:]))
+    from fastkernels.overrides import check
+
+    problem = check(sys.argv[1:])  # before Hydra, whose messages for these span several lines
+    if problem is not None:
+        print(f"fastkernels: error: {problem}", file=sys.stderr)
+        sys.exit(2)
     try:
         _hydra_main()
     finally:  # nothing the run started outlives it (every sweep job of a multirun shares the one server)
