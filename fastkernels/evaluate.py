@@ -39,7 +39,7 @@ from fastkernels.records import ResultRow, Status
 from fastkernels.roofline import roofline_fields
 from fastkernels.stream_escape import StreamEscape
 from fastkernels.timing import (
-    Clock, continuing, pad_note, paired_speedup, speedup_ci95, summarize, time_interleaved,
+    Clock, continuing, host_latency_note, pad_note, paired_speedup, speedup_ci95, summarize, time_interleaved,
 )
 
 Inputs = dict[str, torch.Tensor]
@@ -177,6 +177,7 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
         _verify_integrity(ctx, "while the candidate was timed")
         escape.verify("side_streams" in manifest.allow)
         sync_lag_ms = escape.lags()
+        host_note = host_latency_note(escape.checks, harness.launch_pad_max_us)
         graph = {}
         if ctx.device == "cuda" and harness.cuda_graphs:
             by_speed = sorted((t, name) for name, t in times.items() if name in baselines and name != chosen)
@@ -202,6 +203,8 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
     notes = _weaker_baseline_notes(plan, rejected, ctx.device, chosen) if production else []
     if fresh.note():
         notes.append(fresh.note())
+    if host_note:
+        notes.append(host_note)
     if chosen in gone_eager:
         notes.append(f"the baseline {chosen} hit Dynamo's recompile limit: some of its calls ran uncompiled")
     if candidate is None:

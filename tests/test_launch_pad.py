@@ -250,3 +250,23 @@ def test_the_pad_decays_between_iterations_so_both_sides_of_one_wait_behind_the_
     spins = device.spins[-12:]
     assert all(spins[i] == spins[i + 1] for i in range(0, 12, 2))  # each iteration's two calls: one pad
     assert spins == [400, 400, 400, 400, 200, 200, 200, 200, 100, 100, 100, 100]
+
+
+def test_a_call_that_launches_slower_than_the_largest_pad_is_marked_as_holding_host_latency(device):
+    clock = CudaEventClock(pad_us=50, max_pad_us=400)
+    clock.time_call(lambda: device.launch(host_us=300, work_us=10), key="fits")  # fits behind the 400 us pad
+    assert clock.last_check is not None and not clock.last_check.host_bound
+    event_ms = clock.time_call(lambda: device.launch(host_us=900, work_us=10), key="too slow")
+    assert clock.last_check.host_bound and event_ms > 0.010  # 500 us of the launch sat inside the interval
+
+
+def test_a_case_whose_calls_held_host_latency_gets_a_review_note_naming_the_side():
+    from fastkernels.timing import CallCheck, host_latency_note
+
+    device_bound, host_bound = CallCheck(1.0, 1.1, 0.0), CallCheck(1.0, 1.1, 0.0, host_bound=True)
+    assert host_latency_note({"baseline": [device_bound] * 20, "candidate": [device_bound] * 20}, 20000) == ""
+    assert host_latency_note({"baseline": [device_bound] * 39 + [host_bound]}, 20000) == ""  # one hiccup in 40
+    note = host_latency_note({"baseline": [device_bound] * 18 + [host_bound] * 2, "candidate": [device_bound] * 20},
+                             20000)
+    assert note.startswith("eager times hold host latency: 2 of 20 baseline calls launched slower than the 20 ms")
+    assert "candidate" not in note and "graph replay" in note
