@@ -3,7 +3,8 @@ caught, CUDA-graph timing reports beside eager timing, an uncapturable candidate
 that takes the launch pad away is caught, a candidate whose graph records no work is caught, and so is one whose
 graph is right only on its first replay; uninitialised output memory never passes for the baseline's freed answer,
 the noop agent comes out at 1.0 in both modes (and, against a compiled baseline, runs the baseline's compiled code),
-a decaying launch pad keeps noop rows at 1.0 and comes back down after one late launch, a helper process with its
+a decaying launch pad keeps noop rows at 1.0 and comes back down after one late launch, eager times that hold host
+latency (launches slower than the largest pad) get a review note and device-bound ones none, a helper process with its
 own GPU context is caught, several instances a side pass, restored tuning picks spare
 the autotuning (in shared compile caches and in per-case ones), the fork server's preload leaves CUDA
 uninitialised, a failed capture leaves the device's random generator usable, and the judge replays a slow oracle
@@ -87,6 +88,16 @@ def test_a_noop_with_a_decaying_launch_pad_is_one_in_eager_and_graph_timing(tmp_
     assert all(row["status"] == "PASSED" for row in rows), [(row["status"], row["reason"]) for row in rows]
     assert all(abs(1 - row["speedup"]) <= 0.03 and abs(1 - row["graph_speedup"]) <= 0.03 for row in rows), [
         (row["case"], row["speedup"], row["graph_speedup"]) for row in rows]
+
+
+def test_eager_times_that_hold_host_latency_get_a_review_note_and_device_bound_ones_do_not(tmp_path):
+    # behind a launch pad of at most 50 us, mambapy's scan (hundreds of launches a call) always launches late
+    rows = run(tmp_path / "scan", "agent=noop", "harness.launch_pad_max_us=50", "harness.cuda_graphs=false",
+               task="selective_scan")
+    assert rows and all(row["status"] == "PASSED" and "eager times hold host latency" in row["review"]
+                        for row in rows), [(row["status"], row["review"]) for row in rows]
+    rows = run(tmp_path / "norm", "agent=noop", "harness.cuda_graphs=false")
+    assert rows and all("host latency" not in row["review"] for row in rows), [row["review"] for row in rows]
 
 
 def test_a_decaying_launch_pad_comes_back_down_after_one_late_launch_and_keeps_a_pair_even():
