@@ -21,7 +21,7 @@ import threading
 import time
 import types
 from multiprocessing import forkserver
-from typing import Iterator, Literal, Protocol
+from typing import Iterator, Literal, Mapping, Protocol
 
 from fastkernels.environ import set_environment
 
@@ -37,10 +37,12 @@ class WorkerProcess(Protocol):
     def wait(self) -> int: ...
 
 
-# Read while modules are imported (Triton decorates its own standard library as interpreted or compiled), so the
-# fork server's value must be the worker's: a worker that needs another value than the server started with is
-# executed fresh instead.
-IMPORT_TIME_ENV = ("TRITON_INTERPRET",)
+# Read while modules are imported, so the fork server's value must be the worker's: Triton decorates its own standard
+# library as interpreted or compiled, and each `triton.autotune` kernel decides when its module is imported whether
+# to cache its picks on disk (Liger's fused MoE, preloaded: without this its picks were never written or restored,
+# and it autotuned afresh, ~100 s a shape, in every worker on the H200 through 2026-12-02). A worker that needs
+# other values than the server started with is executed fresh instead.
+IMPORT_TIME_ENV = ("TRITON_INTERPRET", "TRITON_CACHE_AUTOTUNING")
 _server_env: dict[str, str | None] | None = None
 _server_lock = threading.Lock()  # scale=threads lanes start workers concurrently
 _main_lock = threading.Lock()
@@ -65,11 +67,16 @@ def start_worker(
     return _Forked(job_path, log_path, environment, row_key)
 
 
+def import_time_environment(environment: Mapping[str, str]) -> dict[str, str | None]:
+    """The part of `environment` that modules read as they are imported (IMPORT_TIME_ENV)."""
+    return {key: environment.get(key) for key in IMPORT_TIME_ENV}
+
+
 def _fork_server_matches(environment: dict[str, str]) -> bool:
     """Start the fork server on first use with the worker's import-time environment; later, whether it matches
     (and, if the server has died since, start it again with the environment it had)."""
     global _server_env
-    wanted = {key: environment.get(key) for key in IMPORT_TIME_ENV}
+    wanted = import_time_environment(environment)
     with _server_lock:
         if _server_env is None:
             _server_env = wanted
@@ -186,7 +193,11 @@ def _run_forked(job_path: str, log_path: str, environment: dict[str, str], row_k
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     import torch
 
-    if torch.cuda.is_initialized():  # the fork server's state touched the GPU: start clean instead
+    from fastkernels import preload
+
+    # the fork server's state touched the GPU, or its modules were imported under another import-time environment
+    # than this worker's (_fork_server_matches should have prevented that): start clean instead
+    if torch.cuda.is_initialized() or preload.IMPORTED_UNDER != import_time_environment(environment):
         read, write = os.pipe()
         os.write(write, row_key.hex().encode() + b"\n")  # 65 bytes: fits the pipe, read by the new image's main
         os.close(write)

@@ -8,6 +8,9 @@ reads the compute capability) stay out; workers import them themselves. A module
 from __future__ import annotations
 
 import importlib
+import os
+
+from fastkernels.launch import import_time_environment
 
 MODULES = (
     "torch", "torch.nn.functional", "torch._dynamo", "triton", "triton.language",
@@ -29,3 +32,7 @@ for _name in MODULES:
         importlib.import_module(_name)
     except Exception:  # noqa: BLE001 - an optional library absent or broken here; its worker reports it
         pass
+
+# What the modules above saw of the import-time environment (launch.IMPORT_TIME_ENV): a forked worker that needs other
+# values is executed fresh (launch._run_forked), and the worker's log names them
+IMPORTED_UNDER = import_time_environment(os.environ)

@@ -74,8 +74,9 @@ def collect(archive: Path, roots: dict[str, Path], merge: Path | None = None) ->
 
 
 def restore(archive: Path, roots: dict[str, Path]) -> tuple[int, int]:
-    """Write the archive's picks into the caches, leaving any pick a cache already holds as it is.
-    Returns (restored, already there)."""
+    """Write the archive's picks into the caches, leaving any pick a cache already holds as it is; each whole or not
+    at all (lanes sharing a GPU restore into one cache at once, scripts/device-lanes.sh). Returns (restored, already
+    there)."""
     restored = kept = 0
     for name, data in read_archive(archive).items():
         cache, relative = name.split("/", 1)
@@ -84,6 +85,8 @@ def restore(archive: Path, roots: dict[str, Path]) -> tuple[int, int]:
             kept += 1
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
+        partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
+        partial.write_bytes(data)
+        os.replace(partial, target)
         restored += 1
     return restored, kept

@@ -4,15 +4,20 @@
 # two lanes left 16 files there lost half of them, the GPU tests' log among them).
 # Usage: FK_CALL_BUDGET=SECONDS bash scripts/device-lanes.sh .lanes/FILE   (SECONDS: the call's timeout_s; .lanes/ is
 # ignored by git, so name it in the device call's carry with .whl and .picks)
-# LANES_FILE holds one run a line, `GPU STEP [VAR=VALUE ...]` in shell quoting (# starts a comment), e.g.
+# LANES_FILE holds one run a line, `LANE STEP [VAR=VALUE ...]` in shell quoting (# starts a comment), e.g.
 #   0 noop FK_TASKS="tasks=all tasks.include=[softmax,gelu]"
 #   1 gpu-tests FK_PACK_MARGIN=20
+# A LANE is a GPU index, or GPU:NAME for one of several lanes on that GPU (0:a, 0:b): lanes that share a GPU disturb
+# each other's timing, so they are for untimed work only (the warm step: compiling and autotuning, CPU-bound, in
+# parallel: scripts/remaining_tasks.py --warm-lanes writes such a file).
 # Every line is checked first (a GPU index, one of device-session.sh's steps, VAR=VALUE words): a bad one stops it
 # with one error naming the file and line, before anything runs.
-# A GPU's runs go in order, in caches of their own (FK_CACHE=/tmp/fk-lane-GPU, so a later run reuses the compiles),
-# each restoring the tuning picks the run before it left; the lanes run side by side (CUDA_VISIBLE_DEVICES=GPU).
+# A lane's runs go in order, each restoring the tuning picks the run before it left; the lanes run side by side
+# (CUDA_VISIBLE_DEVICES=GPU). The lanes of one GPU share its caches (FK_CACHE=/tmp/fk-lane-GPU, kept while the
+# machine stays warm), so a later run or call on that GPU reuses their compiles.
 # Every run gets what is left of FK_CALL_BUDGET, counted from this script's start (unless its line sets its own).
-# Afterwards $OUT holds lanes.tgz (run N of GPU g's $OUT as lane-g-N/, and each lane's log as lane-g.log) and
+# Afterwards $OUT holds lanes.tgz (run N of lane g's $OUT as lane-g-N/, and each lane's log as lane-g.log; a lane
+# GPU:NAME is written GPU-NAME) and
 # picks.tgz (every lane's last picks merged: copy it to .picks/HARDWARE.tgz). `scripts/remaining_tasks.py --lanes-dir`
 # writes a pass's lanes files. The seventeenth session's call2.sh/call3.sh
 # (docs/results/h200-2026-12-01-seventeenth/) are what this replaces.
@@ -30,7 +35,7 @@ while IFS= read -r line; do  # every line checked before any runs: a bad one wou
   [[ "$line" =~ ^[[:space:]]*(#|$) ]] && continue
   bad() { echo "device-lanes.sh: $lanes_file line $number ($line): $1" >&2; exit 2; }
   eval "set -- $line" 2>/dev/null || bad "not a shell word list"
-  [[ "${1:-}" =~ ^[0-9]+$ ]] || bad "the first word must be a GPU index"
+  [[ "${1:-}" =~ ^[0-9]+(:[A-Za-z0-9_-]+)?$ ]] || bad "the first word must be a lane: a GPU index, or GPU:NAME"
   [[ "$steps" == *" ${2:-none} "* ]] || bad "unknown step '${2:-}' (one of:$steps)"
   shift 2
   for assignment in "$@"; do
@@ -45,25 +50,25 @@ mkdir -p "$out"
 if [ -d .whl ] && [ "${FK_WHEELS:-carried}" != none ]; then source scripts/device-env.sh || exit 1; fi
 first_picks=${FK_PICKS:-.picks/${FK_HARDWARE:-h200}.tgz}
 
-run_lane() {  # GPU: its runs, in the file's order
-  local gpu=$1 number=0 picks=$first_picks line step dir
+run_lane() {  # LANE: its runs, in the file's order
+  local lane=$1 gpu=${1%%:*} number=0 picks=$first_picks line step dir
   while IFS= read -r line; do
     eval "set -- $line"
-    [ "$1" = "$gpu" ] || continue
+    [ "$1" = "$lane" ] || continue
     step=$2; shift 2
-    number=$((number + 1)); dir=$work/lane-$gpu-$number; mkdir -p "$dir"
-    echo "== lane $gpu run $number: $step $*"
+    number=$((number + 1)); dir=$work/lane-${lane/:/-}-$number; mkdir -p "$dir"
+    echo "== lane $lane run $number: $step $*"
     ( export CUDA_VISIBLE_DEVICES=$gpu FK_CACHE=/tmp/fk-lane-$gpu OUT=$dir FK_PICKS=$picks
       export FK_CALL_BUDGET=$(( budget - ($(date +%s) - start) ))
       for assignment in "$@"; do export "${assignment?}"; done  # a line's own settings win
       bash scripts/device-session.sh "$step" < /dev/null )
     [ "$picks" != none ] && [ -f "$dir/picks.tgz" ] && picks=$dir/picks.tgz
   done <<< "$runs"
-  echo "$picks" > "$work/lane-$gpu.picks"
+  echo "$picks" > "$work/lane-${lane/:/-}.picks"
 }
 
-for gpu in $(awk '{print $1}' <<< "$runs" | sort -u); do
-  run_lane "$gpu" > "$work/lane-$gpu.log" 2>&1 &
+for lane in $(awk '{print $1}' <<< "$runs" | sort -u); do
+  run_lane "$lane" > "$work/lane-${lane/:/-}.log" 2>&1 &
 done
 wait
 

@@ -103,12 +103,12 @@ print(",".join(n for n in r.names if candidate_path(Path("agents/reference"), r.
       python3 -m fastkernels.report "$out/$step" > "$out/$step.md" 2>/dev/null \
         || python3 scripts/measure.py --parts none --noop-rows "$out/$step" --out /tmp/measure | tail -12
       tar czf "$out/$step.tgz" -C "$out" "$step" && rm -rf "${out:?}/$step" ;;
-    warm)
+    warm)  # its run directory under $OUT: lanes sharing a GPU warm side by side (scripts/device-lanes.sh)
       timeout "$(step_limit 540)" python3 -m fastkernels hardware="$hardware" "${tasks[@]}" agent=noop \
-        hydra.run.dir=/tmp/fk-warm "${trusted[@]}" "${overrides[@]}" "${cheap[@]}" 2>&1 | tail -2
-      echo "warm: $(ls /tmp/fk-warm/workers/*.rows.jsonl 2>/dev/null | wc -l) tasks compiled"
-      python3 scripts/row_summary.py /tmp/fk-warm | tee "$out/warm-rows.txt" | head -40
-      rm -rf /tmp/fk-warm ;;
+        hydra.run.dir="$out/warm-run" "${trusted[@]}" "${overrides[@]}" "${cheap[@]}" 2>&1 | tail -2
+      echo "warm: $(ls "$out"/warm-run/workers/*.rows.jsonl 2>/dev/null | wc -l) tasks compiled"
+      python3 scripts/row_summary.py "$out/warm-run" | tee "$out/warm-rows.txt" | head -40
+      rm -rf "${out:?}/warm-run" ;;
     diagnose)
       if [ -n "${FK_DIAGNOSE:-}" ]; then read -r -a targets <<< "$FK_DIAGNOSE"; runs=("${targets[*]}")
       else runs=("convnext_block convnextv2_tiny_stage1_224_b64 --lottery 4"

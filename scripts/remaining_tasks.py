@@ -14,9 +14,11 @@ scripts); the sixteenth session's device copy named its branch tip, not the tree
 Runs made since 2026-12-01 also name their code by content (env.json `harness_sha256`): `--harness PREFIX` instead of
 `--commit` accepts exactly the runs whose digest starts with it.
 
-Usage: python scripts/remaining_tasks.py (--commit SHA [--same-harness SHA ...] | --harness SHA256) [--calls 3]
-       [--times-from OLD_RUN ...] [--lanes-dir .lanes --gpus 2] [RUN ...]
-With --lanes-dir the groups are also written as scripts/device-lanes.sh files, a noop lane a GPU, --gpus lanes a call.
+Usage: python scripts/remaining_tasks.py [RUN ...] (--commit SHA [--same-harness SHA ...] | --harness SHA256)
+       [--calls 3] [--times-from OLD_RUN ...] [--lanes-dir .lanes --gpus 2 [--warm-lanes 6 --no-warm moe_experts]]
+(the runs first: the options that take several values would take them too)
+With --lanes-dir the groups are also written as scripts/device-lanes.sh files, a noop lane a GPU, --gpus lanes a call;
+--warm-lanes adds warm.txt, the warm step in lanes side by side on GPU 0 (compiling is CPU-bound), run first.
 """
 
 from __future__ import annotations
@@ -122,6 +124,12 @@ def main() -> int:
     parser.add_argument("--gpus", type=int, default=2, help="GPUs a device call has, with --lanes-dir")
     parser.add_argument("--times-from", nargs="*", type=Path, default=[],
                         help="earlier runs whose worker logs give each task's expected time")
+    parser.add_argument("--warm-lanes", type=int, default=0, metavar="N",
+                        help="with --lanes-dir, also write DIR/warm.txt: the warm step over what is left in N lanes "
+                             "side by side on GPU 0, to run before the calls (they then time on warm caches)")
+    parser.add_argument("--no-warm", nargs="*", default=[], metavar="TASK",
+                        help="tasks the warm lanes leave out (one whose autotuning times the GPU: Liger's fused MoE "
+                             "in moe_experts would tune beside the other lanes' work)")
     args = parser.parse_args()
     if bool(args.commit) == bool(args.harness):
         parser.error("name the pass's code by one of --commit or --harness")
@@ -151,6 +159,11 @@ def main() -> int:
     if args.lanes_dir:
         for path in write_lanes(groups, args.gpus, args.lanes_dir, seconds):
             print(f"wrote {path}", file=sys.stderr)
+        if args.warm_lanes:
+            warm = split([task for task in left if task not in args.no_warm], args.warm_lanes, seconds)
+            print(f"wrote {write_warm_lanes(warm, args.lanes_dir, seconds)}", file=sys.stderr)
+    elif args.warm_lanes:
+        parser.error("--warm-lanes writes a lanes file: give --lanes-dir too")
     return 0
 
 
@@ -169,6 +182,21 @@ def write_lanes(groups: list[list[str]], gpus: int, directory: Path, seconds: di
         path.write_text("\n".join(lines) + "\n")
         written.append(path)
     return written
+
+
+def write_warm_lanes(groups: list[list[str]], directory: Path, seconds: dict[str, float]) -> Path:
+    """The groups as one scripts/device-lanes.sh file of warm runs, lanes 0:w1, 0:w2 ... side by side on GPU 0, in
+    its cache (/tmp/fk-lane-0), which the calls' lane 0 then times on."""
+    directory.mkdir(parents=True, exist_ok=True)
+    lines = [f"# warm: FK_CALL_BUDGET=<timeout_s> bash scripts/device-lanes.sh {directory}/warm.txt, before the calls,"
+             " on the same warm machine"]
+    for number, group in enumerate(groups, 1):
+        expected = sum(seconds.get(task, 0.0) for task in group)
+        lines.append(f"# {len(group)} tasks, ~{expected:.0f} s of worker time in a timed pass where known")
+        lines.append(f'0:w{number} warm FK_TASKS="tasks=all tasks.include=[{",".join(group)}]"')
+    path = directory / "warm.txt"
+    path.write_text("\n".join(lines) + "\n")
+    return path
 
 
 if __name__ == "__main__":

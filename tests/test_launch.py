@@ -101,7 +101,42 @@ def test_a_cpu_run_forks_workers_whose_triton_runs_interpreted(tmp_path):
                    env=environment, check=True, capture_output=True, timeout=600)
     rows = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
     assert rows and all(row["status"] == "PASSED" for row in rows), [row["reason"] for row in rows]
-    assert "torch imported" in (tmp_path / "workers" / "rms_norm.log").read_text()
+    log = (tmp_path / "workers" / "rms_norm.log").read_text()
+    assert "torch imported" in log
+    # and its Triton autotuners were built knowing the run caches their picks (harness.cache_autotuning)
+    assert "forked from the preloaded server, imported under TRITON_INTERPRET=1 TRITON_CACHE_AUTOTUNING=1" in log
+
+
+def test_the_fork_server_imports_under_the_workers_autotuning_cache_setting(tmp_path):
+    """A `triton.autotune` kernel decides when its module is imported whether its picks go to disk (Liger's fused
+    MoE is preloaded): a run that caches picks must have a server that imported with TRITON_CACHE_AUTOTUNING=1, and a
+    worker that does not cache them cannot be forked from it."""
+    assert "TRITON_CACHE_AUTOTUNING" in launch.IMPORT_TIME_ENV
+    cached = {**os.environ, "TRITON_INTERPRET": "1", "TRITON_CACHE_AUTOTUNING": "1"}
+    uncached = {key: value for key, value in cached.items() if key != "TRITON_CACHE_AUTOTUNING"}
+    assert launch.import_time_environment(cached) != launch.import_time_environment(uncached)
+
+
+def test_a_forked_worker_whose_server_imported_under_other_values_executes_itself_fresh(tmp_path, monkeypatch):
+    """The worker's own check, behind the runner's (_fork_server_matches): its log then has no preloaded server."""
+    launch.stop_fork_server()
+    job, _ = cpu_job(None, tmp_path, "rms_norm")
+    job_path, log_path = tmp_path / "job.json", tmp_path / "worker.log"
+    job_path.write_text(job.model_dump_json())
+    server_environment = {**os.environ, "TRITON_INTERPRET": "1"}
+    server_environment.pop("TRITON_CACHE_AUTOTUNING", None)
+    assert launch._fork_server_matches(server_environment)  # the server starts, importing without the variable
+    worker_environment = {**server_environment, "TRITON_CACHE_AUTOTUNING": "1"}
+    monkeypatch.setattr(launch, "_server_env", launch.import_time_environment(worker_environment))  # a wrong match
+    try:
+        process = start_worker(str(job_path), str(log_path), worker_environment, "forkserver", bytes(32))
+        assert not isinstance(process, subprocess.Popen)  # forked...
+        process.wait()
+        log = log_path.read_text()
+        assert "torch imported" in log and "forked from the preloaded server" not in log  # ...then executed fresh
+    finally:
+        monkeypatch.undo()
+        launch.stop_fork_server()  # and forgets its environment: the next worker starts a server of its own
 
 
 def test_a_worker_needing_another_import_time_environment_than_the_server_is_executed_fresh(tmp_path, monkeypatch):
@@ -137,6 +172,7 @@ def test_the_worker_environment_keeps_autotuning_picks_unless_told_not_to(cache,
 
 def test_a_fork_server_that_died_is_started_again_with_the_import_time_environment(tmp_path, monkeypatch):
     reference = Path(__file__).resolve().parent.parent / "agents" / "reference"
+    launch.stop_fork_server()  # whatever an earlier test in this process started: this test's run starts its own
     (tmp_path / "first").mkdir()
     (tmp_path / "second").mkdir()
     assert all(row.status is Status.PASSED for row in score_dir(reference, tmp_path / "first", "rms_norm"))

@@ -107,3 +107,25 @@ def test_lanes_files_give_each_gpu_of_a_call_one_group(tmp_path):
     assert "~100 s of worker time" in written[0].read_text()
     second = [line for line in written[1].read_text().splitlines() if not line.startswith("#")]
     assert second == ['0 noop FK_TASKS="tasks=all tasks.include=[d]"']
+
+
+def test_warm_lanes_share_gpu_0_and_leave_out_the_tasks_named(tmp_path):
+    """What is left, warmed first in lanes side by side on GPU 0 (its cache is the one the calls' lane 0 times on);
+    a task whose autotuning times the GPU tunes alone, in its timed run."""
+    run = _run(tmp_path / "run", "abc123", [(task, case) for task in Registry().names if task != "moe_experts"
+                                            and task != "rms_norm" and task != "softmax" for case in _gpu_cases(task)])
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "remaining_tasks.py"), str(run), "--commit", "abc123",
+                           "--lanes-dir", str(tmp_path / ".lanes"), "--gpus", "1", "--warm-lanes", "2",
+                           "--no-warm", "moe_experts"], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    warm = [line for line in (tmp_path / ".lanes" / "warm.txt").read_text().splitlines() if not line.startswith("#")]
+    assert sorted(warm) == ['0:w1 warm FK_TASKS="tasks=all tasks.include=[rms_norm]"',
+                            '0:w2 warm FK_TASKS="tasks=all tasks.include=[softmax]"']
+    calls = (tmp_path / ".lanes" / "call-1.txt").read_text()
+    assert '0 noop FK_TASKS="tasks=all tasks.include=[' in calls and "moe_experts" in calls
+
+
+def test_warm_lanes_need_a_lanes_directory(tmp_path):
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "remaining_tasks.py"), "--commit", "abc123",
+                           "--warm-lanes", "2"], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 2 and "--warm-lanes writes a lanes file: give --lanes-dir too" in done.stderr
