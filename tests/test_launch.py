@@ -46,8 +46,10 @@ def _start_hanging_worker(tmp_path):
     job, _ = cpu_job(CANDIDATES / "hang", tmp_path)
     job_path, log_path = tmp_path / "job.json", tmp_path / "worker.log"
     job_path.write_text(job.model_dump_json())
+    launch.stop_fork_server()  # an earlier test's server may have imported under another environment
     process = start_worker(str(job_path), str(log_path), {**os.environ, "TRITON_INTERPRET": "1"}, "forkserver",
                            bytes(32))
+    assert not isinstance(process, subprocess.Popen)  # forked
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not (children(process.pid) and
                                                len(_living_members(next(iter(children(process.pid))))) == 2):
@@ -246,7 +248,8 @@ def test_a_start_interrupted_after_the_fork_ends_the_worker_it_started(tmp_path,
     job_path = tmp_path / "job.json"
     job_path.write_text(job.model_dump_json())
     environment = {**os.environ, "TRITON_INTERPRET": "1"}
-    launch._fork_server_matches(environment)  # the server up first: only the worker's start is interrupted
+    launch.stop_fork_server()  # an earlier test's server may have imported under another environment
+    assert launch._fork_server_matches(environment)  # the server up first: only the worker's start is interrupted
     context = launch._fork_server()
     before = {child.pid for child in multiprocessing.active_children()}
     monkeypatch.setattr(launch, "_fork_server", lambda: SimpleNamespace(

@@ -56,7 +56,7 @@ def test_a_local_ray_cluster_gives_the_rows_of_a_serial_run(serial_rows, tmp_pat
     assert {row["status"] for row in rows} <= {"PASSED", "NOT_ATTEMPTED"}
     # Ray narrows a task's threads to the CPUs it reserved (one by default: lanes ran single-threaded)
     for log in (tmp_path / "run" / "workers").glob("*.log"):
-        assert "torch imported (2 CPU threads)" in log.read_text(), log.name
+        assert "torch imported (2 CPU threads" in log.read_text(), log.name
 
 
 def test_lane_count_follows_the_backend_and_the_visible_gpus():
