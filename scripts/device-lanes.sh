@@ -42,6 +42,19 @@ while IFS= read -r line; do  # every line checked before any runs: a bad one wou
     [[ "$assignment" =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] || bad "'$assignment' is not VAR=VALUE"
   done
 done < "$lanes_file"
+# lanes that share a GPU run side by side on it, which would disturb any timing: only the untimed warm step may
+shared=$(awk '{split($1, lane, ":"); if (!seen[$1]++) count[lane[1]]++} END {for (g in count) if (count[g] > 1) print g}' <<< "$runs")
+number=0
+while IFS= read -r line; do
+  number=$((number + 1))
+  [[ "$line" =~ ^[[:space:]]*(#|$) ]] && continue
+  eval "set -- $line"
+  if [ "$2" != warm ] && grep -qx "${1%%:*}" <<< "$shared"; then
+    echo "device-lanes.sh: $lanes_file line $number ($line): $2 on GPU ${1%%:*}, which several lanes share: lanes" \
+      "side by side on one GPU disturb each other's timing, so only warm may share one" >&2
+    exit 2
+  fi
+done < "$lanes_file"
 budget=${FK_CALL_BUDGET:-590}
 out=${OUT:-/tmp/fk-out}
 work=$(mktemp -d /tmp/fk-lanes.XXXXXX)

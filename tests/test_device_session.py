@@ -199,6 +199,8 @@ def test_lanes_sharing_a_gpu_warm_side_by_side_in_run_directories_of_their_own(t
 @pytest.mark.parametrize(("lines", "error"), [
     ("# comment\n0 noop\nx noop\n", "line 3 (x noop): the first word must be a lane: a GPU index, or GPU:NAME"),
     ("0:a:b warm\n", "line 1 (0:a:b warm): the first word must be a lane"),
+    ("0:a warm\n0:b warm\n1 noop\n0 noop\n", "line 4 (0 noop): noop on GPU 0, which several lanes share: lanes side by"),
+    ("0:a warm\n0:b gpu-tests\n", "line 2 (0:b gpu-tests): gpu-tests on GPU 0, which several lanes share"),
     ("0 nope\n", "line 1 (0 nope): unknown step 'nope' (one of: gpu-tests noop reference"),
     ('1 noop FK_TASKS="a b" oops\n', "line 1 (1 noop FK_TASKS=\"a b\" oops): 'oops' is not VAR=VALUE"),
     ('0 noop FK_TASKS="unclosed\n', "line 1 (0 noop FK_TASKS=\"unclosed): not a shell word list"),
