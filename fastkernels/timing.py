@@ -258,7 +258,7 @@ def host_latency_note(checks: Mapping[str, Sequence[CallCheck]], max_pad_us: flo
     speedup 3.34x and 3.31x (2026-12-01/02). Such a case's eager speedup is no device-time comparison; its graph
     replay's is."""
     counts = {name: (sum(check.host_bound for check in calls), len(calls)) for name, calls in checks.items()}
-    held = [f"{bound} of {total} {name} calls" for name, (bound, total) in counts.items()
+    held = [f"{bound} of {total} {name} calls" for name, (bound, total) in sorted(counts.items())  # baseline first
             if total and bound >= HOST_BOUND_SHARE * total]
     if not held:
         return ""

@@ -270,3 +270,6 @@ def test_a_case_whose_calls_held_host_latency_gets_a_review_note_naming_the_side
                              20000)
     assert note.startswith("eager times hold host latency: 2 of 20 baseline calls launched slower than the 20 ms")
     assert "candidate" not in note and "graph replay" in note
+    both = {"candidate": [host_bound] * 20, "baseline": [host_bound] * 20}  # in whichever order the checks came
+    assert host_latency_note(both, 20000).startswith(
+        "eager times hold host latency: 20 of 20 baseline calls and 20 of 20 candidate calls launched slower")
