@@ -91,6 +91,18 @@ def worker_seconds(runs: list[Path]) -> dict[str, float]:
     return seconds
 
 
+def compile_seconds(runs: list[Path]) -> dict[str, float]:
+    """Task -> seconds its rows' first calls spent compiling (the rows' `compile_s`, every implementation), from the
+    last run listed that has the task: what a timed run on warm caches no longer pays."""
+    seconds: dict[str, float] = {}
+    for run in runs:
+        found: dict[str, float] = {}
+        for row in run_rows(run):
+            found[row["task"]] = found.get(row["task"], 0.0) + sum((row.get("compile_s") or {}).values())
+        seconds.update(found)
+    return seconds
+
+
 def split(tasks: list[str], calls: int, seconds: dict[str, float]) -> list[list[str]]:
     """`tasks` in `calls` groups of about equal expected time, longest first into the lightest group (order kept
     within a group). A task without a time counts as the median of the known ones."""
@@ -148,16 +160,22 @@ def main() -> int:
     left = [name for name in registry.names
             if any(case.tier == args.tier and (name, case.name) not in done for case in registry.get(name).cases)]
     seconds = worker_seconds(args.times_from)
+    if args.warm_lanes:  # the timed calls after warm lanes skip first compiles, but not for the tasks left out of them
+        compiled = compile_seconds(args.times_from)
+        timed_seconds = {task: time if task in args.no_warm else max(0.0, time - compiled.get(task, 0.0))
+                         for task, time in seconds.items()}
+    else:
+        timed_seconds = seconds
     total = sum(len([c for c in registry.get(n).cases if c.tier == args.tier]) for n in registry.names)
     print(f"{len(registry.names) - len(left)} of {len(registry.names)} tasks done ({len(done)} of {total} "
           f"{args.tier} cases have rows at {args.commit or args.harness}); {len(left)} left", file=sys.stderr)
-    groups = split(left, args.calls, seconds) if left else []
+    groups = split(left, args.calls, timed_seconds) if left else []
     for group in groups:
-        expected = sum(seconds.get(task, 0.0) for task in group)
+        expected = sum(timed_seconds.get(task, 0.0) for task in group)
         print(f'FK_TASKS="tasks=all tasks.include=[{",".join(group)}]"  # {len(group)} tasks, ~{expected:.0f} s '
               f"of worker time where known")
     if args.lanes_dir:
-        for path in write_lanes(groups, args.gpus, args.lanes_dir, seconds):
+        for path in write_lanes(groups, args.gpus, args.lanes_dir, timed_seconds):
             print(f"wrote {path}", file=sys.stderr)
         if args.warm_lanes:
             warm = split([task for task in left if task not in args.no_warm], args.warm_lanes, seconds)

@@ -129,3 +129,23 @@ def test_warm_lanes_need_a_lanes_directory(tmp_path):
     done = subprocess.run([sys.executable, str(ROOT / "scripts" / "remaining_tasks.py"), "--commit", "abc123",
                            "--warm-lanes", "2"], capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 2 and "--warm-lanes writes a lanes file: give --lanes-dir too" in done.stderr
+
+
+def test_after_warm_lanes_a_task_is_expected_to_cost_its_time_less_its_compiles(tmp_path):
+    """The warm lanes pay the first compiles, so the timed calls are split by what is left; a task the warm lanes
+    leave out keeps its whole time."""
+    old = _run(tmp_path / "old", "x", [], {"gla_chunk": 160.0, "moe_experts": 336.0, "softmax": 20.0})
+    (old / "results.jsonl").write_text("".join(json.dumps(row) + "\n" for row in [
+        {"task": "gla_chunk", "case": "a", "compile_s": {"fla": 140.0, "candidate": 0.0}},
+        {"task": "moe_experts", "case": "a", "compile_s": {"liger": 310.0}},
+        {"task": "softmax", "case": "a", "compile_s": {"torch_compile": 12.0}}]))
+    assert remaining_tasks.compile_seconds([old]) == {"gla_chunk": 140.0, "moe_experts": 310.0, "softmax": 12.0}
+    run = _run(tmp_path / "run", "abc123", [(task, case) for task in Registry().names
+                                            if task not in ("gla_chunk", "moe_experts", "softmax")
+                                            for case in _gpu_cases(task)])
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "remaining_tasks.py"), str(run), "--commit", "abc123",
+                           "--lanes-dir", str(tmp_path / ".lanes"), "--gpus", "1", "--calls", "1", "--warm-lanes", "1",
+                           "--times-from", str(old), "--no-warm", "moe_experts"], capture_output=True, text=True,
+                          cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert "3 tasks, ~364 s of worker time" in done.stdout  # 20 + 336 + 8: gla_chunk's 160 s less its 140 s compile
