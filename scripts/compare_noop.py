@@ -1,0 +1,75 @@
+"""Whether two noop passes moved the same cases the same way: a deviation that repeats across passes (same sign, same
+size) is systematic for that case, not noise a re-run averages out.
+
+For every (task, case) PASSED in both sets of runs it compares the noop speedups (eager, and graph replay where both
+have one): the correlation of their logs over all common cases, and each case further than `--over` from 1 in either
+set, with both values and whether they agree in sign. On the H200 (2026-12-02) the fifteenth/sixteenth sessions'
+pass against the twentieth's: the cases over 1% kept their sign and size (convnext_block 0.989 and 0.989,
+inverted_residual 1.017 and 1.010), though over all cases the correlation was 0.21: most rows are noise.
+
+Usage: python scripts/compare_noop.py --a RUN [RUN ...] --b RUN [RUN ...] [--over 0.005] [--graphs]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from fastkernels.artifacts import run_rows  # noqa: E402
+
+Key = tuple[str, str]
+
+
+def speedups(runs: list[Path], field: str = "speedup") -> dict[Key, float]:
+    """(task, case) -> the noop speedup in `field` of every PASSED row that has one (the last run listed wins)."""
+    found: dict[Key, float] = {}
+    for run in runs:
+        for row in run_rows(run):
+            if row.get("status") == "PASSED" and row.get(field):
+                found[(row["task"], row["case"])] = float(row[field])
+    return found
+
+
+def correlation(pairs: list[tuple[float, float]]) -> float:
+    """Pearson correlation of the logs of the paired speedups (nan with fewer than 3 pairs or no spread)."""
+    if len(pairs) < 3:
+        return math.nan
+    xs, ys = [math.log(a) for a, _ in pairs], [math.log(b) for _, b in pairs]
+    mean_x, mean_y = sum(xs) / len(xs), sum(ys) / len(ys)
+    cov = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys))
+    var = sum((x - mean_x) ** 2 for x in xs) * sum((y - mean_y) ** 2 for y in ys)
+    return cov / math.sqrt(var) if var > 0 else math.nan
+
+
+def compare(a: dict[Key, float], b: dict[Key, float], over: float) -> list[str]:
+    common = sorted(set(a) & set(b))
+    lines = [f"{len(common)} cases in both; correlation of log speedups {correlation([(a[k], b[k]) for k in common]):.3f}"]
+    moved = [k for k in common if abs(a[k] - 1) > over or abs(b[k] - 1) > over]
+    same = [k for k in moved if (a[k] - 1) * (b[k] - 1) > 0]
+    lines.append(f"{len(moved)} further than {over:.1%} from 1 in either; {len(same)} of them on the same side in both")
+    for key in sorted(moved, key=lambda k: -max(abs(a[k] - 1), abs(b[k] - 1))):
+        mark = "same side" if key in same else "opposite"
+        lines.append(f"  {key[0]}/{key[1]}: {a[key]:.4f} {b[key]:.4f} ({mark})")
+    return lines
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--a", nargs="+", type=Path, required=True, help="the first pass's run directories")
+    parser.add_argument("--b", nargs="+", type=Path, required=True, help="the second pass's run directories")
+    parser.add_argument("--over", type=float, default=0.005, help="list cases further than this from 1 in either")
+    parser.add_argument("--graphs", action="store_true", help="compare the graph replay speedups instead")
+    args = parser.parse_args()
+    field = "graph_speedup" if args.graphs else "speedup"
+    try:
+        print("\n".join(compare(speedups(args.a, field), speedups(args.b, field), args.over)))
+    except (OSError, ValueError) as error:
+        parser.exit(1, f"compare_noop.py: {error}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
