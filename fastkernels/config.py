@@ -106,6 +106,7 @@ class HarnessConfig(Strict):
     cuda_graphs: bool = True
     graph_captures: int = Field(default=8, ge=1)
     instances: int = Field(default=1, ge=1)
+    placement_spacer_mb: float = Field(default=0.0, ge=0)
     time_eager: bool = False
     eager_timing_s: float = Field(default=5.0, gt=0)
     keep_call_times: bool = False

@@ -31,6 +31,7 @@ from fastkernels.config import HardwareProfile, HarnessConfig
 from fastkernels.graphs import graph_fields
 from fastkernels.inputs import generator, make_inputs, stream_seed
 from fastkernels.instances import instance_count, rotating_call
+from fastkernels.placement import Spacers
 from fastkernels.integrity import Integrity
 from fastkernels.judge import JudgeClient, JudgeError
 from fastkernels.phases import phase
@@ -58,6 +59,7 @@ class CaseContext:
     judge: JudgeClient = None  # type: ignore[assignment]  # the judge process (always set by the worker)
     integrity: Integrity | None = None
     read_clocks: Callable[[], Any] | None = None  # NVML snapshot around the timed loop (GPU only)
+    spacers: Spacers | None = None  # harness.placement_spacer_mb: set by _evaluate, released when the case ends
 
 
 def evaluate_case(ctx: CaseContext) -> ResultRow:
@@ -69,6 +71,8 @@ def evaluate_case(ctx: CaseContext) -> ResultRow:
     except torch.cuda.OutOfMemoryError as error:
         return ResultRow(**ctx.row_base, status=Status.RUNTIME_ERROR, reason=one_line(error))
     finally:
+        if ctx.spacers is not None:
+            ctx.spacers.release()
         if ctx.integrity is not None:
             for impl in ctx.plan.baselines:
                 for name in (f"baseline {impl.name}", *(f"baseline {impl.name} #{n}" for n in
@@ -88,6 +92,7 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
     except JudgeError as error:
         raise CaseFailure(Status.BASELINE_ERROR, f"the judge is gone: {error}") from None
     state = reference_state(manifest, case, plan.eager.cls, plan.eager.components, ctx.device, harness.seed)
+    spacers = ctx.spacers = Spacers(harness.placement_spacer_mb, ctx.device)
     phase(f"{label}: weights built")
     try:
         ctx.judge.settle()
@@ -158,7 +163,8 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
         checked = {"baseline": (chosen_impl, baselines[chosen]), "candidate": (candidate_impl, candidate)}
         sides = _more_instances(ctx, checked, state, rounds, judge_round, len(sets))
         del rounds
-        phase(f"{label}: candidate checked{candidate_compile}")
+        placed = f" ({spacers.describe()})" if spacers.sizes_mb else ""
+        phase(f"{label}: candidate checked{candidate_compile}{placed}")
         calls = {name: rotating_call(side, sets) for name, side in sides.items()}
         recheck = TimedRecheck(manifest, case, ctx.device, harness.iterations, harness.rechecks, ctx.flush)
         escape = StreamEscape(ctx.clock)
@@ -321,6 +327,8 @@ def _fallback_reason(module: torch.nn.Module, inputs: Inputs) -> str:
 
 def _instantiate(impl: Impl, ctx: CaseContext, state, status: Status, who: str) -> torch.nn.Module:
     case = ctx.plan.manifest.case(ctx.case_name)
+    if ctx.spacers is not None:
+        ctx.spacers.before_build()
     try:
         return build(impl.cls, case, impl.components, state, ctx.device, who)
     except Exception as error:  # noqa: BLE001 - constructor failures belong to the implementation
