@@ -7,20 +7,20 @@ Order of work, per case:
 2. every baseline implementation is checked exactly like a candidate; incorrect ones are dropped, and a case whose
    baselines all fail is a BASELINE_ERROR (the benchmark's defect, never scored against the agent);
 3. the candidate is checked on every round and repeat (checks.py), then for precision against the baselines;
-4. with several correct baselines a short interleaved timing picks the fastest; then the chosen baseline and the
-   candidate are timed interleaved, every call on freshly refilled inputs with the cache flushed, and a few timed
-   candidate outputs are rechecked against the oracle afterwards.
+4. with several correct baselines a short interleaved timing picks the fastest (baseline_choice.py); then the
+   chosen baseline and the candidate are timed interleaved, every call on freshly refilled inputs with the cache
+   flushed, and a few timed candidate outputs are rechecked against the oracle afterwards.
 """
 
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import torch
 
+from fastkernels.baseline_choice import choose_baseline
 from fastkernels.build import build, reference_state
 from fastkernels.clock_policy import throttled
 from fastkernels.checks import (
@@ -31,17 +31,15 @@ from fastkernels.config import HardwareProfile, HarnessConfig
 from fastkernels.graphs import graph_fields
 from fastkernels.inputs import generator, make_inputs, stream_seed
 from fastkernels.instances import instance_count, rotating_call
-from fastkernels.placement import Spacers
 from fastkernels.integrity import Integrity
 from fastkernels.judge import JudgeClient, JudgeError
 from fastkernels.phases import phase
+from fastkernels.placement import Spacers
 from fastkernels.plan import Impl, TaskPlan, Unusable, one_line
 from fastkernels.records import ResultRow, Status
 from fastkernels.roofline import roofline_fields
 from fastkernels.stream_escape import StreamEscape
-from fastkernels.timing import (
-    Clock, continuing, host_latency_note, pad_note, paired_speedup, speedup_ci95, summarize, time_interleaved,
-)
+from fastkernels.timing import Clock, host_latency_note, pad_note, paired_speedup, speedup_ci95, summarize
 
 Inputs = dict[str, torch.Tensor]
 
@@ -141,7 +139,7 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
         eager_timed = None
         if harness.time_eager and ctx.row_base.get("baseline") == "production":
             eager_timed = _instantiate(plan.eager, ctx, state, Status.BASELINE_ERROR, "eager")
-        chosen, times = _choose_baseline(ctx, baselines, sets, eager_timed)
+        chosen, times = choose_baseline(ctx, baselines, sets, eager_timed)
         del eager_timed
         alternatives.update(times)
         phase(f"{label}: baseline {chosen} chosen")
@@ -347,68 +345,6 @@ def _timing_sets(ctx: CaseContext, rounds) -> list[Inputs]:
                     generator(ctx.device, stream_seed(seed, manifest.name, case.name, "timing", k)))
         for k in range(count)
     ]
-
-
-SELECTION_BATCH = 6  # iterations a baseline contender is timed before the clearly slower ones are dropped
-CLEARLY_SLOWER = 1.10  # a contender whose fastest call is this much slower than the best one's median is dropped
-
-
-def _choose_baseline(
-    ctx: CaseContext, baselines: dict[str, torch.nn.Module], sets, eager: torch.nn.Module | None = None,
-) -> tuple[str, dict[str, float]]:
-    """The fastest correct baseline by median time; every contender's median is reported.
-
-    Contenders are timed interleaved in batches of SELECTION_BATCH iterations, up to `harness.iterations // 2` in
-    all; after each batch a contender whose fastest call so far is slower than CLEARLY_SLOWER times the best
-    contender's median is dropped (its median, over the calls it had, is still reported). Contenders within noise of
-    each other are never dropped that way, so they are compared over every iteration; a clearly slower one stops
-    costing its calls (a second Mamba scan 1.2-1.7x slower than mambapy took 0.7-1.8 s a case on the H200).
-    `eager` (harness.time_eager) is timed after them for the record (docs/baselines.md), never chosen."""
-    iterations = max(3, ctx.harness.iterations // 2)
-    flush = ctx.flush
-    prepare = (lambda name, index, inputs: flush()) if flush is not None else None
-    label = f"{ctx.plan.manifest.name}/{ctx.case_name}"
-    medians: dict[str, float] = {}
-    chosen = next(iter(baselines))
-    if len(baselines) > 1:
-        contenders = {name: _caller(module) for name, module in baselines.items()}
-        samples: dict[str, list[float]] = {name: [] for name in contenders}
-        done = 0
-        while len(contenders) > 1 and done < iterations:
-            batch = time_interleaved(contenders, continuing(sets, done), ctx.clock,
-                                     ctx.harness.warmup if done == 0 else 0, min(SELECTION_BATCH, iterations - done),
-                                     f"{label}/select", prepare=prepare)
-            for name, values in batch.items():
-                samples[name] += values
-            done += len(next(iter(batch.values())))
-            best = min(summarize(samples[name]).median_ms for name in contenders)
-            contenders = {name: call for name, call in contenders.items()
-                          if min(samples[name]) <= CLEARLY_SLOWER * best}
-        medians = {name: summarize(values).median_ms for name, values in samples.items()}
-        chosen = min(contenders, key=medians.__getitem__)
-    if eager is not None:
-        medians["eager"] = _time_eager(ctx, eager, sets, iterations, f"{label}/eager", prepare)
-    return chosen, medians
-
-
-def _time_eager(ctx: CaseContext, eager: torch.nn.Module, sets, iterations: int, label: str, prepare) -> float:
-    """The eager module's median over at least 4 calls, more while `harness.eager_timing_s` lasts (up to
-    `iterations`): on a launch pad of its own, since a module that loops over a sequence in Python keeps the host
-    busy for milliseconds a call, and a pad shared with the production contenders would grow to cover that."""
-    call = {"eager": _caller(eager)}
-    started = time.perf_counter()
-    times = time_interleaved(call, sets, ctx.clock, 1, 4, label, prepare=prepare)["eager"]
-    while len(times) < iterations and time.perf_counter() - started < ctx.harness.eager_timing_s:
-        batch = time_interleaved(call, continuing(sets, len(times)), ctx.clock, 0, 2, label, prepare=prepare)
-        times += batch["eager"]
-    return summarize(times).median_ms
-
-
-def _caller(module) -> Callable[[Inputs], Any]:
-    def call(inputs: Inputs) -> Any:
-        return module(**inputs)
-
-    return call
 
 
 def _oracle_note(info: dict[str, Any]) -> str:

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fastkernels.evaluate import CLEARLY_SLOWER, SELECTION_BATCH, _choose_baseline
+from fastkernels.baseline_choice import CLEARLY_SLOWER, SELECTION_BATCH, choose_baseline
 
 
 class FakeClock:
@@ -50,7 +50,7 @@ def _context(iterations: int = 50, warmup: int = 2):
 
 def test_a_clearly_slower_contender_is_timed_for_one_batch_only():
     context = _context()
-    chosen, medians = _choose_baseline(context, {"fast": Module("fast", 13.0), "slow": Module("slow", 22.0)},
+    chosen, medians = choose_baseline(context, {"fast": Module("fast", 13.0), "slow": Module("slow", 22.0)},
                                        sets=[{}] * 4)
     assert chosen == "fast"
     warmup = context.harness.warmup
@@ -62,7 +62,7 @@ def test_a_clearly_slower_contender_is_timed_for_one_batch_only():
 def test_contenders_within_noise_are_compared_over_every_selection_iteration():
     context = _context()
     # 3% apart with 2% noise: the slower one's fastest call is never 10% over the faster one's median
-    chosen, medians = _choose_baseline(context, {"a": Module("a", 10.3), "b": Module("b", 10.0)}, sets=[{}] * 4)
+    chosen, medians = choose_baseline(context, {"a": Module("a", 10.3), "b": Module("b", 10.0)}, sets=[{}] * 4)
     assert chosen == "b"
     selection = context.harness.iterations // 2 + (context.harness.iterations // 2) % 2  # paired: rounded up to even
     assert context.clock.calls == {"a": context.harness.warmup + selection, "b": context.harness.warmup + selection}
@@ -71,7 +71,7 @@ def test_contenders_within_noise_are_compared_over_every_selection_iteration():
 def test_of_three_contenders_only_the_clearly_slower_one_is_dropped():
     context = _context()
     contenders = {"x": Module("x", 10.0), "y": Module("y", 10.0 * (CLEARLY_SLOWER + 0.3)), "z": Module("z", 10.1)}
-    chosen, _ = _choose_baseline(context, contenders, sets=[{}] * 4)
+    chosen, _ = choose_baseline(context, contenders, sets=[{}] * 4)
     assert chosen == "x"
     assert context.clock.calls["y"] == context.harness.warmup + SELECTION_BATCH
     assert context.clock.calls["x"] == context.clock.calls["z"] > context.clock.calls["y"]
@@ -79,7 +79,7 @@ def test_of_three_contenders_only_the_clearly_slower_one_is_dropped():
 
 def test_a_single_baseline_is_chosen_without_timing():
     context = _context()
-    chosen, medians = _choose_baseline(context, {"only": Module("only", 1.0)}, sets=[{}])
+    chosen, medians = choose_baseline(context, {"only": Module("only", 1.0)}, sets=[{}])
     assert (chosen, medians, context.clock.calls) == ("only", {}, {})
 
 
@@ -92,7 +92,7 @@ def test_the_chosen_baseline_is_never_clearly_slower_than_the_fastest(times, ite
     # beyond the selection's budget
     context = _context(iterations=2 * iterations, warmup=1)
     contenders = {f"impl{index}": Module(f"impl{index}", ms) for index, ms in enumerate(times)}
-    chosen, medians = _choose_baseline(context, contenders, sets=[{}] * 3)
+    chosen, medians = choose_baseline(context, contenders, sets=[{}] * 3)
     fastest = min(times)
     assert contenders[chosen].ms <= fastest * 1.02 * 1.0001
     assert set(medians) == set(contenders)

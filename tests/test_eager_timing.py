@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import torch
 
-from fastkernels.evaluate import _time_eager
+from fastkernels.baseline_choice import time_eager
 from fastkernels.records import Status
 from fastkernels.runner import run_task
 from scoring import cpu_job
@@ -43,7 +43,7 @@ def test_a_slow_eager_module_is_timed_at_least_four_times_and_then_only_while_th
     clock = RecordingClock()
     ctx = SimpleNamespace(harness=SimpleNamespace(eager_timing_s=0.1), clock=clock)
     sets = [{"x": torch.zeros(4)}, {"x": torch.ones(4)}]
-    median_ms = _time_eager(ctx, lambda x: time.sleep(0.04), sets, 25, "scan/case/eager", None)
+    median_ms = time_eager(ctx, lambda x: time.sleep(0.04), sets, 25, "scan/case/eager", None)
     timed = len(clock.keys) - 1  # one warm-up call
     assert 4 <= timed <= 6 and median_ms >= 40
     assert set(clock.keys) == {"scan/case/eager"}  # a launch pad of its own, not the contenders' "…/select"
@@ -52,5 +52,5 @@ def test_a_slow_eager_module_is_timed_at_least_four_times_and_then_only_while_th
 def test_a_fast_eager_module_stops_at_the_iteration_cap():
     clock = RecordingClock()
     ctx = SimpleNamespace(harness=SimpleNamespace(eager_timing_s=5.0), clock=clock)
-    _time_eager(ctx, lambda x: x + 1, [{"x": torch.zeros(4)}], 10, "t/c/eager", None)
+    time_eager(ctx, lambda x: x + 1, [{"x": torch.zeros(4)}], 10, "t/c/eager", None)
     assert len(clock.keys) - 1 == 10
