@@ -1,6 +1,8 @@
 """Autotuning picks: the launch configuration an autotuner chose for one kernel and input shape, as files in the
-Triton and Inductor caches (Triton's `*.autotune.json`, written under TRITON_CACHE_AUTOTUNING=1; Inductor's
-`*.best_config` and its select-algorithm timings under `cache/`), collected into one archive and restored from it.
+Triton and Inductor caches (Triton's `*.autotune.json`, written under TRITON_CACHE_AUTOTUNING=1 by the autotuners
+built while that was set: the worker fork server imports under the workers' value, launch.IMPORT_TIME_ENV, without
+which Liger's preloaded MoE autotuners never wrote or read one until 2026-12-02; Inductor's `*.best_config` and its
+select-algorithm timings under `cache/`), collected into one archive and restored from it.
 
 scripts/tuning_picks.py carries them between machines (its docstring says why); with `harness.compile_caches=per_case`
 each case's fresh compile caches are seeded from the run's archive (fastkernels/case_caches.py). Only the small pick

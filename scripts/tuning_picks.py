@@ -7,7 +7,7 @@ coordinate-descent tuning) and Inductor's select-algorithm timings under `cache/
 source, the library versions and the device, so a pick restored on another machine of the same image and GPU is used
 only where all of those match, and anything else is tuned afresh. What this buys: the lent machines start bare, and
 autotuning was most of a cold pass's first-call time (2026-11-30: 1435 s of compile time over the 87 tasks, Liger's
-MoE 313 s, FLA 336 s, Inductor 436 s); and a baseline's configuration stays the one an earlier session drew instead of
+MoE 313 s, FLA 336 s, Inductor 436 s; Liger's picks carried only since 2026-12-02, fastkernels/launch.py); and a baseline's configuration stays the one an earlier session drew instead of
 a new draw per machine (max-autotune's coordinate descent settles on different configurations from run to run).
 Only the small pick files travel; compiled kernels are rebuilt from them.
 
