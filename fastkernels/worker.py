@@ -66,10 +66,11 @@ def run_job(job: WorkerJob, row_key: bytes) -> None:
     """Score the job's cases; `row_key` signs every row (it reaches no module global: see fastkernels.row_signing)."""
     import torch
 
-    preloaded = sys.modules.get("fastkernels.preload")  # forked from the fork server: what its imports saw
-    under = preloaded and " ".join(f"{key}={value}" for key, value in preloaded.IMPORTED_UNDER.items() if value)
-    forked = f"; forked from the preloaded server, imported under {under or 'no import-time variables'}" \
-        if preloaded else ""
+    forked = ""
+    preloaded = sys.modules.get("fastkernels.preload")  # present when forked from the fork server
+    if preloaded is not None:  # what the server's imports saw of the import-time environment
+        under = " ".join(f"{key}={value}" for key, value in preloaded.IMPORTED_UNDER.items() if value)
+        forked = f"; forked from the preloaded server, imported under {under or 'no import-time variables'}"
     phase(f"torch imported ({torch.get_num_threads()} CPU threads{forked})")
     from fastkernels.judge import JudgeClient, JudgeSpec
     from fastkernels.registry import Registry

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import statistics
 import sys
 from pathlib import Path
 
@@ -37,11 +38,10 @@ def correlation(pairs: list[tuple[float, float]]) -> float:
     """Pearson correlation of the logs of the paired speedups (nan with fewer than 3 pairs or no spread)."""
     if len(pairs) < 3:
         return math.nan
-    xs, ys = [math.log(a) for a, _ in pairs], [math.log(b) for _, b in pairs]
-    mean_x, mean_y = sum(xs) / len(xs), sum(ys) / len(ys)
-    cov = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys))
-    var = sum((x - mean_x) ** 2 for x in xs) * sum((y - mean_y) ** 2 for y in ys)
-    return cov / math.sqrt(var) if var > 0 else math.nan
+    try:
+        return statistics.correlation([math.log(a) for a, _ in pairs], [math.log(b) for _, b in pairs])
+    except statistics.StatisticsError:  # one side constant
+        return math.nan
 
 
 def compare(a: dict[Key, float], b: dict[Key, float], over: float) -> list[str]:

@@ -145,20 +145,25 @@ def test_carried_tuning_picks_are_restored_recorded_in_the_run_and_handed_back(t
         assert archive.getnames() == ["triton/ab12/chunk_fwd_kernel.autotune.json"]
 
 
-def test_lanes_run_side_by_side_and_come_back_as_one_archive(tmp_path):
-    # the device tool returns at most 8 files from $OUT: two lanes of device-session steps left 16 there on
-    # 2026-12-01 and half were lost, so device-lanes.sh packs every run of every lane into lanes.tgz
-    lanes = tmp_path / "lanes.txt"
-    lanes.write_text("# GPU STEP [VAR=VALUE ...]\n"
-                     "0 noop FK_TASKS='tasks.include=[silu_and_mul]' FK_OVERRIDES=harness.max_iterations=24\n"
-                     "1 noop FK_TASKS=\"tasks.include=[hardswish]\" FK_OVERRIDES=harness.max_iterations=24\n"
-                     "\n"
-                     "1 ceilings FK_CALL_BUDGET=0\n")  # skipped: its budget is spent
-    out = tmp_path / "out"
+def _run_lanes(tmp_path: Path, lines: str) -> tuple[subprocess.CompletedProcess, Path]:
+    """device-lanes.sh over `lines` on the CPU profile, the call's budget 600 s: (the finished process, its $OUT)."""
+    lanes, out = tmp_path / "lanes.txt", tmp_path / "out"
+    lanes.write_text(lines)
     environment = {**os.environ, "FK_HARDWARE": "cpu", "FK_WHEELS": "none", "OUT": str(out),
                    "FK_CALL_BUDGET": "600", "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     done = subprocess.run(["bash", "scripts/device-lanes.sh", str(lanes)], cwd=ROOT, env=environment,
                           capture_output=True, text=True, timeout=600)
+    return done, out
+
+
+def test_lanes_run_side_by_side_and_come_back_as_one_archive(tmp_path):
+    # the device tool returns at most 8 files from $OUT: two lanes of device-session steps left 16 there on
+    # 2026-12-01 and half were lost, so device-lanes.sh packs every run of every lane into lanes.tgz
+    done, out = _run_lanes(tmp_path, "# LANE STEP [VAR=VALUE ...]\n"
+                           "0 noop FK_TASKS='tasks.include=[silu_and_mul]' FK_OVERRIDES=harness.max_iterations=24\n"
+                           "1 noop FK_TASKS=\"tasks.include=[hardswish]\" FK_OVERRIDES=harness.max_iterations=24\n"
+                           "\n"
+                           "1 ceilings FK_CALL_BUDGET=0\n")  # skipped: its budget is spent
     assert done.returncode == 0, done.stdout + done.stderr
     assert "== lane-0.log" in done.stdout and "== lane-1.log" in done.stdout
     came_back = {path.name for path in out.iterdir()}
@@ -180,14 +185,8 @@ def test_lanes_run_side_by_side_and_come_back_as_one_archive(tmp_path):
 def test_lanes_sharing_a_gpu_warm_side_by_side_in_run_directories_of_their_own(tmp_path):
     # compiling and autotuning are CPU-bound: a 16-core GPU machine warms its caches several tasks at a time, in the
     # GPU's one cache (timed steps stay one lane a GPU: lanes on one GPU disturb each other's timing)
-    lanes = tmp_path / "lanes.txt"
-    lanes.write_text("0:a warm FK_TASKS='tasks.include=[silu_and_mul]'\n"
-                     "0:b warm FK_TASKS='tasks.include=[hardswish]'\n")
-    out = tmp_path / "out"
-    environment = {**os.environ, "FK_HARDWARE": "cpu", "FK_WHEELS": "none", "OUT": str(out),
-                   "FK_CALL_BUDGET": "600", "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    done = subprocess.run(["bash", "scripts/device-lanes.sh", str(lanes)], cwd=ROOT, env=environment,
-                          capture_output=True, text=True, timeout=600)
+    done, out = _run_lanes(tmp_path, "0:a warm FK_TASKS='tasks.include=[silu_and_mul]'\n"
+                                     "0:b warm FK_TASKS='tasks.include=[hardswish]'\n")
     assert done.returncode == 0, done.stdout + done.stderr
     with tarfile.open(out / "lanes.tgz") as archive:
         logs = {lane: archive.extractfile(f"./lane-0-{lane}.log").read().decode() for lane in "ab"}

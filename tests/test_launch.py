@@ -109,16 +109,6 @@ def test_a_cpu_run_forks_workers_whose_triton_runs_interpreted(tmp_path):
     assert "forked from the preloaded server, imported under TRITON_INTERPRET=1 TRITON_CACHE_AUTOTUNING=1" in log
 
 
-def test_the_fork_server_imports_under_the_workers_autotuning_cache_setting(tmp_path):
-    """A `triton.autotune` kernel decides when its module is imported whether its picks go to disk (Liger's fused
-    MoE is preloaded): a run that caches picks must have a server that imported with TRITON_CACHE_AUTOTUNING=1, and a
-    worker that does not cache them cannot be forked from it."""
-    assert "TRITON_CACHE_AUTOTUNING" in launch.IMPORT_TIME_ENV
-    cached = {**os.environ, "TRITON_INTERPRET": "1", "TRITON_CACHE_AUTOTUNING": "1"}
-    uncached = {key: value for key, value in cached.items() if key != "TRITON_CACHE_AUTOTUNING"}
-    assert launch.import_time_environment(cached) != launch.import_time_environment(uncached)
-
-
 def test_a_forked_worker_whose_server_imported_under_other_values_executes_itself_fresh(tmp_path, monkeypatch):
     """The worker's own check, behind the runner's (_fork_server_matches): its log then has no preloaded server."""
     launch.stop_fork_server()
