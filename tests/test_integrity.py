@@ -25,6 +25,7 @@ def test_a_patched_torch_function_is_named(monkeypatch):
 def test_a_torch_triton_or_cuda_environment_variable_set_after_the_snapshot_is_named(monkeypatch):
     # Inductor and Triton read their cache directories and switches when they compile, after the candidate's import
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", "/run/baseline-cache")
+    monkeypatch.delenv("TRITON_CACHE_DIR", raising=False)  # an earlier test's in-process compile may have set it
     snapshot = Integrity()
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", "/tmp/planted")
     monkeypatch.setenv("TRITON_CACHE_DIR", "/tmp/planted-triton")
