@@ -105,7 +105,7 @@ class HarnessConfig(Strict):
     review_speedup: float = Field(default=10.0, gt=1)
     cuda_graphs: bool = True
     graph_captures: int = Field(default=8, ge=1)
-    instances: int = Field(default=1, ge=1)
+    instances: int = Field(default=4, ge=1)
     placement_spacer_mb: float = Field(default=0.0, ge=0)
     time_eager: bool = False
     eager_timing_s: float = Field(default=5.0, gt=0)

@@ -40,7 +40,7 @@ def test_a_noop_run_over_three_instances_a_side_passes_and_says_so(tmp_path):
 def test_a_candidate_wrong_only_on_its_later_instances_fails_when_several_are_timed(tmp_path):
     (tmp_path / "one").mkdir()
     (tmp_path / "several").mkdir()
-    one = score(CANDIDATES / "second_instance_wrong", tmp_path / "one", "rms_norm")
+    one = score(CANDIDATES / "second_instance_wrong", tmp_path / "one", "rms_norm", "harness.instances=1")
     assert all(row.status is Status.PASSED and row.instances == 1 for row in one)
     several = score(CANDIDATES / "second_instance_wrong", tmp_path / "several", "rms_norm", "harness.instances=2")
     assert several and all(row.status is Status.INCORRECT and "#2" in row.reason for row in several), [
