@@ -117,7 +117,7 @@ def worker_seconds(runs: list[Path], rows: list[dict]) -> dict:
     eager_rechecks_s = 0.0  # of it, in the eager timed phases
     pads_s: dict[str, float] = {}  # the launch pads' share of the timed phases, eager and graph replays
     start_ups: list[float] = []  # the first task of a lane waits for its fork server to import torch and libraries
-    for run in runs:
+    for run in reversed(runs):  # a task re-run later counts from the last run listed, as its rows do
         for log in sorted((run / "workers").glob("*.log")):
             if log.stem in per_task:
                 continue

@@ -84,6 +84,23 @@ def test_a_task_case_re_run_later_counts_once_from_the_last_run_listed(tmp_path)
     assert "noop: 2/2 rows PASSED over 2 tasks; median |1-s| = 0.0035, max |1-s| = 0.0050 (b/c0);" in out
 
 
+def test_a_task_re_run_later_takes_its_worker_time_from_the_same_run_as_its_rows(tmp_path):
+    # a cold first run (9 s, 8 of them compiling) and a warm re-run (3 s, 1 compiling): the overhead must pair the
+    # re-run's log with the re-run's compile seconds, not the cold log with the warm rows
+    for run, seconds, compile_s in (("cold", 9.0, 8.0), ("warm", 3.0, 1.0)):
+        workers = tmp_path / run / "workers"
+        workers.mkdir(parents=True)
+        row = _row("a", "c0", 1.0, [0.99, 1.01]) | {"compile_s": {"native": compile_s, "candidate": 0.0}}
+        (workers / "a.rows.jsonl").write_text(json.dumps(row) + "\n")
+        (workers / "a.log").write_text(f"[    0.50 s] torch imported\n[{seconds:8.2f} s] case c0 PASSED\n")
+    out = subprocess.run([sys.executable, str(SCRIPT), "--parts", "none", "--noop-rows", str(tmp_path / "cold"),
+                          str(tmp_path / "warm"), "--out", str(tmp_path / "out")],
+                         capture_output=True, text=True, check=True).stdout
+    assert "worker time: 3 s for 1 task-cases of 1 tasks = 3.0 s each" in out
+    assert "compile time (first calls beyond the quickest later call, 1 rows): 1 s; harness overhead without it:" \
+           " 2.00 s per task-case" in out
+
+
 def test_each_lanes_fork_server_start_up_is_counted_apart(tmp_path):
     # the first task on a lane waits ~10 s for its fork server; a task forked from a running one logs at once
     for run in ("one", "two"):
