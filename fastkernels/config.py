@@ -105,6 +105,7 @@ class HarnessConfig(Strict):
     review_speedup: float = Field(default=10.0, gt=1)
     cuda_graphs: bool = True
     graph_captures: int = Field(default=8, ge=1)
+    graph_captures_max: int = Field(default=32, ge=1)
     instances: int = Field(default=4, ge=1)
     placement_spacer_mb: float = Field(default=0.0, ge=0)
     time_eager: bool = False
@@ -131,10 +132,13 @@ class HarnessConfig(Strict):
         return value
 
     @model_validator(mode="after")
-    def _pad_bounds(self) -> "HarnessConfig":
+    def _starting_values_within_bounds(self) -> "HarnessConfig":
         if self.launch_pad_max_us < self.launch_pad_us:
             raise ValueError(f"launch_pad_max_us ({self.launch_pad_max_us:g}) must be at least launch_pad_us"
                              f" ({self.launch_pad_us:g}), the pad every case starts from")
+        if self.graph_captures_max < self.graph_captures:
+            raise ValueError(f"graph_captures_max ({self.graph_captures_max}) must be at least graph_captures"
+                             f" ({self.graph_captures}), the captures every case starts from")
         return self
 
     def iteration_cap(self, device: str) -> int:

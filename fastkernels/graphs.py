@@ -1,7 +1,7 @@
 """CUDA-graph timing: production replays small kernels from graphs, so launch overhead is not the kernel's cost.
 
-Every implementation is captured `graph_captures` times (A0 B0 A1 B1 ..., each capture its own memory pool) on the
-same static input tensors (a graph holds their addresses), so baseline and candidate read the same memory, as they
+Every implementation is captured `graph_captures` times (A0 B0 A1 B1 ..., each capture its own memory pool; doubled
+up to `graph_captures_max` while the speedup's interval stays wide, see graph_fields) on the same static input tensors (a graph holds their addresses), so baseline and candidate read the same memory, as they
 do in eager timing. Several captures because a replay's speed is drawn at capture: on the H200 (2026-11-30,
 `scripts/diagnose_noop.py --graphs 3`) three captures of one softmax module replayed at 12.58, 12.93 and 13.41 us,
 as far apart as captures of two instances, and one capture a side put noop graph speedups at 0.94. Timed iteration i
@@ -21,6 +21,7 @@ never failed: graphs are a mode of measurement, not a requirement of the task.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence, TypeVar
 
@@ -31,7 +32,7 @@ from fastkernels.config import HarnessConfig
 from fastkernels.manifest import Case, Manifest
 from fastkernels.phases import phase
 from fastkernels.plan import one_line
-from fastkernels.records import Status
+from fastkernels.records import CallTimes, Status
 from fastkernels.stream_escape import StreamEscape
 from fastkernels.timing import Clock, pad_note, paired_speedup, speedup_ci95, summarize
 
@@ -89,24 +90,78 @@ def graph_fields(
     repeated adaptively and rechecked like eager timing (`repetition`: target_ci, iteration_cap, max_timing_s,
     rechecks, seed, keep_call_times), or a note saying which was not capturable.
 
+    Where the speedup's interval is still wider than +-target_ci, the captures are doubled (up to
+    `graph_captures_max`, as memory allows) and all of them timed afresh, while another round of replays as long as
+    the last fits the phase's time cap: the interval resamples captures, so only more captures narrow it. The row
+    reports the last round; earlier rounds' rechecks and stream-escape checks count all the same.
+
     Production runs graphs only with what can be captured: where the chosen baseline cannot be (Liger's MoE syncs
     with the host), the next correct production implementation of `fallbacks` (fastest eager first) that can serves
     the graph comparison, and `graph_baseline_impl` names whichever did."""
     static = clone(example)
-    served = baseline_name
-    captures, failures = _capture_all(modules, static, repetition.graph_captures)
+    served, sides = baseline_name, modules
+    captures, failures = _capture_all(sides, static, repetition.graph_captures)
     notes = {_named(failure, served): None for failure in failures}
     for name, module in fallbacks:
         if "baseline" in captures:
             break
-        served = name
         # the candidate is captured again with the fallback, so the two sides' captures stay interleaved
-        captures, failures = _capture_all({**modules, "baseline": module}, static, repetition.graph_captures)
+        served, sides = name, {**modules, "baseline": module}
+        captures, failures = _capture_all(sides, static, repetition.graph_captures)
         notes.update({_named(failure, served): None for failure in failures})
     if "baseline" not in captures:
         return {"graph_note": "; ".join(notes)}
     label = f"{manifest.name}/{case.name}"
     phase(f"{label}: graphs captured ({len(captures['baseline'])} a side)")
+    started = time.perf_counter()
+    timed = _time_captures(manifest, case, captures, static, judge_fresh, clock, flush, warmup, iterations,
+                           repetition, label)
+    while (wider := _wider_than_target(timed, repetition)) is not None:
+        count = len(captures["baseline"])
+        if count * 2 > repetition.graph_captures_max or (
+                time.perf_counter() - started) + timed.seconds > repetition.max_timing_s:
+            break  # no room for twice the captures, or no time for another round of replays as long as the last
+        more, failures = _capture_all(sides, static, count * 2, start=count)
+        if failures or set(more) != set(captures):
+            break  # a side that refuses more captures keeps the ones it was timed on
+        for name, added in more.items():
+            captures[name].extend(added)
+        phase(f"{label}: graph captures doubled to {len(captures['baseline'])} a side (the interval was"
+              f" +-{wider:.1%} over {count})")
+        timed = _time_captures(manifest, case, captures, static, judge_fresh, clock, flush, warmup, iterations,
+                               repetition, label)
+        if len(captures["baseline"]) < count * 2:
+            break  # memory allowed fewer: no further doubling
+    samples = timed.samples
+    fields: dict[str, Any] = {"baseline_graph_ms": summarize(samples["baseline"]).median_ms,
+                              "graph_note": "; ".join(notes),
+                              "graph_captures": len(captures["baseline"]), "graph_baseline_impl": served,
+                              "graph_sync_lag_ms": timed.lags}
+    if repetition.keep_call_times:  # `input_sets`: the captures a side
+        fields["graph_call_times"] = timed.record
+    if "candidate" in samples:
+        fields["candidate_graph_ms"] = summarize(samples["candidate"]).median_ms
+        fields["graph_speedup"] = paired_speedup(samples["baseline"], samples["candidate"])
+        fields["graph_speedup_ci95"] = speedup_ci95(samples["baseline"], samples["candidate"], seed=repetition.seed,
+                                                    clusters=len(captures["baseline"]))
+    return fields
+
+
+@dataclass
+class _Timed:
+    samples: dict[str, list[float]]
+    record: CallTimes
+    lags: Any
+    seconds: float  # the round's wall time: replays, pads, flushes and rechecks
+
+
+def _time_captures(
+    manifest: Manifest, case: Case, captures: dict[str, list[Captured]], static: Inputs, judge_fresh: JudgeFresh,
+    clock: Clock, flush: Callable[[], None] | None, warmup: int, iterations: int, repetition: HarnessConfig,
+    label: str,
+) -> _Timed:
+    """One round of timed replays over every capture: adaptive batches, rechecked, stream-escape checked."""
+    started = time.perf_counter()
     count = len(captures["baseline"])
     # fresh input values and the cache flush before every timed replay, and the picked candidate replays kept; the
     # first batch rechecks a timed replay of every candidate capture: each capture is judged on fresh inputs
@@ -128,18 +183,18 @@ def graph_fields(
     phase(f"{label}: graph replays timed ({len(samples['baseline'])} pairs, {judging_s:.2f} s of it judging"
           f" rechecks{pad_note(clock, f'{label}/graph')})")
     _under_graphs(lambda: escape.verify("side_streams" in manifest.allow))
-    fields: dict[str, Any] = {"baseline_graph_ms": summarize(samples["baseline"]).median_ms,
-                              "graph_note": "; ".join(notes),
-                              "graph_captures": count, "graph_baseline_impl": served,
-                              "graph_sync_lag_ms": escape.lags()}
-    if repetition.keep_call_times:  # `input_sets`: the captures a side
-        fields["graph_call_times"] = record
-    if "candidate" in samples:
-        fields["candidate_graph_ms"] = summarize(samples["candidate"]).median_ms
-        fields["graph_speedup"] = paired_speedup(samples["baseline"], samples["candidate"])
-        fields["graph_speedup_ci95"] = speedup_ci95(samples["baseline"], samples["candidate"], seed=repetition.seed,
-                                                    clusters=count)
-    return fields
+    return _Timed(samples, record, escape.lags(), time.perf_counter() - started)
+
+
+def _wider_than_target(timed: _Timed, repetition: HarnessConfig) -> float | None:
+    """The graph speedup's interval half-width relative to it where wider than +-target_ci, else None."""
+    samples = timed.samples
+    if "candidate" not in samples:
+        return None
+    low, high = speedup_ci95(samples["baseline"], samples["candidate"], seed=repetition.seed,
+                             clusters=timed.record.input_sets)
+    wider = (high - low) / 2 / paired_speedup(samples["baseline"], samples["candidate"])
+    return wider if wider > repetition.target_ci else None
 
 
 def _under_graphs(check: Callable[[], T]) -> T:
@@ -156,15 +211,16 @@ def _named(failure: str, baseline_name: str) -> str:
 
 
 def _capture_all(modules: dict[str, Callable[..., Any] | Sequence[Callable[..., Any]]], static: Inputs, wanted: int,
-                 ) -> tuple[dict[str, list[Captured]], list[str]]:
-    """Up to `wanted` captures of every capturable module, interleaved (A0 B0 A1 B1 ...) so neither side's pools come
-    first; a side given as several instances (harness.instances) captures instance k mod N in round k. The first
-    round's reserved memory sizes the rest: at most as many more rounds as fit in a quarter of the free device memory
-    (at least one round in all). Returns the captures and one note per module that could not be captured."""
+                 start: int = 0) -> tuple[dict[str, list[Captured]], list[str]]:
+    """Rounds `start` to `wanted` - 1 of captures of every capturable module, interleaved (A0 B0 A1 B1 ...) so neither
+    side's pools come first; a side given as several instances (harness.instances) captures instance k mod N in
+    round k, so a later call with `start` continues the rotation. This call's first round's reserved memory sizes the
+    rest: at most as many more rounds as fit in a quarter of the free device memory (at least one round in all).
+    Returns the captures this call made and one note per module that could not be captured."""
     captures: dict[str, list[Captured]] = {}
     failures: dict[str, str] = {}
     rounds = wanted
-    done = 0
+    done = start
     while done < rounds:
         before = torch.cuda.memory_reserved()
         for name, side in modules.items():
@@ -176,9 +232,9 @@ def _capture_all(modules: dict[str, Callable[..., Any] | Sequence[Callable[..., 
             else:
                 captures.setdefault(name, []).append(captured)
         done += 1
-        if done == 1:  # size the rest by what the first round reserved
+        if done == start + 1:  # size the rest by what the first round reserved
             per_round = max(torch.cuda.memory_reserved() - before, 1)
-            rounds = max(1, min(wanted, 1 + int(0.25 * torch.cuda.mem_get_info()[0] // per_round)))
+            rounds = max(start + 1, min(wanted, done + int(0.25 * torch.cuda.mem_get_info()[0] // per_round)))
     for name in failures:  # a module that refused any capture is not capturable (a partial set would not pair up)
         captures.pop(name, None)
     if "baseline" not in captures:

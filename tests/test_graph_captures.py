@@ -122,8 +122,9 @@ class CaptureClock:
 
     name = "fake"
 
-    def __init__(self, candidate_lag_ms: float | None = None) -> None:
+    def __init__(self, candidate_lag_ms: float | None = None, slow_ms: float = 1.05) -> None:
         self.last = ("", -1)
+        self.slow_ms = slow_ms
         self.candidate_lag_ms = candidate_lag_ms
         self.last_check = None
 
@@ -133,7 +134,7 @@ class CaptureClock:
         if prepare is not None:
             prepare()
         call()
-        event_ms = 1.05 if self.last == ("baseline", 0) else 1.0
+        event_ms = self.slow_ms if self.last == ("baseline", 0) else 1.0
         if self.candidate_lag_ms is not None:
             lag = self.candidate_lag_ms if self.last[0] == "candidate" else 0.01
             self.last_check = CallCheck(event_ms, event_ms + lag + 0.01, lag)
@@ -142,20 +143,22 @@ class CaptureClock:
 
 def graph_run(monkeypatch, fake_cuda, wanted: int, iterations: int, max_iterations: int, modules=None, fallbacks=(),
               refuse=(), rechecks=0, skips_after_first=False, candidate_lag_ms=None, allow=(), keep_call_times=False,
-              wrong_capture=None):
+              wrong_capture=None, captures_max=None, slow_ms=1.05, max_timing_s=1e9, candidate_refuses_after=None):
     from types import SimpleNamespace
 
     from fastkernels import checks
 
     replayed: list[tuple[str, int]] = []
     judged: list[int] = []
-    clock = CaptureClock(candidate_lag_ms)
+    clock = CaptureClock(candidate_lag_ms, slow_ms)
     made: dict[str, int] = {}
 
     def capture(module, static):
         side = module.__name__
         if side in refuse:
             return f"{side} synchronised with the host"
+        if side == "candidate" and candidate_refuses_after is not None and made.get(side, 0) >= candidate_refuses_after:
+            return "candidate allocated during capture"
         made[side] = made.get(side, 0) + 1
         output = torch.zeros(1) if side == "candidate" else None
         graph = FakeGraph(side, made[side] - 1, replayed, clock, output, skips_after_first and side == "candidate",
@@ -171,8 +174,9 @@ def graph_run(monkeypatch, fake_cuda, wanted: int, iterations: int, max_iteratio
     monkeypatch.setattr(checks, "refill_inputs", lambda *args: None)
     monkeypatch.setattr(checks, "generator", lambda device, seed: None)
     monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
-    repetition = SimpleNamespace(graph_captures=wanted, target_ci=1e-9, iteration_cap=lambda device: max_iterations,
-                                 max_timing_s=1e9, rechecks=rechecks, keep_call_times=keep_call_times, seed=0)
+    repetition = SimpleNamespace(graph_captures=wanted, graph_captures_max=captures_max or wanted, target_ci=1e-9,
+                                 iteration_cap=lambda device: max_iterations, max_timing_s=max_timing_s,
+                                 rechecks=rechecks, keep_call_times=keep_call_times, seed=0)
     fields = graphs.graph_fields(SimpleNamespace(name="t", allow=list(allow)), SimpleNamespace(name="c"),
                                  modules or {"baseline": baseline, "candidate": candidate}, {}, judge, clock, None,
                                  warmup=0, iterations=iterations, repetition=repetition,
@@ -213,6 +217,69 @@ def test_one_slow_capture_moves_the_speedup_a_quarter_as_much_and_the_interval_s
     assert fields["graph_speedup"] == pytest.approx(1.0)
     low, high = fields["graph_speedup_ci95"]
     assert low <= 1.0 and high == pytest.approx(1.05, rel=1e-3)  # resampling captures can draw the slow one twice
+
+
+def test_an_interval_still_wide_doubles_the_captures_up_to_the_maximum_and_times_them_all_afresh(
+        monkeypatch, fake_cuda):
+    # one slow baseline capture keeps the interval wide (resampling can draw it twice), so 4 become 8, then 16
+    fields, replayed, judged = graph_run(monkeypatch, fake_cuda, wanted=4, iterations=32, max_iterations=32,
+                                         captures_max=16)
+    assert fields["graph_captures"] == 16
+    # three rounds of 32 timed pairs; the last rotates over all 16 captures of both sides
+    last = replayed[-64:]
+    assert [index for side, index in last if side == "baseline"] == [i % 16 for i in range(32)]
+    assert [index for side, index in last if side == "candidate"] == [i % 16 for i in range(32)]
+    assert len(replayed) == 3 * 64
+    assert len(judged) == 4 + 8 + 16  # each round's first batch judges a timed replay of every capture it rotates over
+    low, high = fields["graph_speedup_ci95"]
+    assert low <= fields["graph_speedup"] <= high
+
+
+def test_the_added_captures_continue_the_interleaving_and_the_instance_rotation(monkeypatch, fake_cuda):
+    def named(name):
+        def module(**_):
+            return None
+        module.__name__ = name
+        return module
+
+    monkeypatch.setattr(graphs, "capture", fake_capture(fake_cuda, per_capture=1 << 20))
+    sides = {"baseline": [named("b_one"), named("b_two"), named("b_three")],
+             "candidate": [named("c_one"), named("c_two"), named("c_three")]}
+    graphs._capture_all(sides, {}, wanted=2)
+    fake_cuda["log"].clear()
+    more, notes = graphs._capture_all(sides, {}, wanted=4, start=2)
+    assert fake_cuda["log"] == ["b_three0", "c_three0", "b_one1", "c_one1"] and notes == []
+    assert len(more["baseline"]) == len(more["candidate"]) == 2
+
+
+def test_a_tight_interval_keeps_the_captures_it_started_with(monkeypatch, fake_cuda):
+    fields, replayed, _ = graph_run(monkeypatch, fake_cuda, wanted=4, iterations=32, max_iterations=32,
+                                    captures_max=32, slow_ms=1.0)
+    assert fields["graph_captures"] == 4 and len(replayed) == 64
+    assert fields["graph_speedup_ci95"] == (pytest.approx(1.0), pytest.approx(1.0))
+
+
+def test_no_doubling_where_another_round_of_replays_would_pass_the_time_cap(monkeypatch, fake_cuda):
+    fields, replayed, _ = graph_run(monkeypatch, fake_cuda, wanted=4, iterations=32, max_iterations=32,
+                                    captures_max=32, max_timing_s=1e-6)
+    assert fields["graph_captures"] == 4
+
+
+def test_a_candidate_that_refuses_more_captures_is_reported_on_the_ones_it_was_timed_on(monkeypatch, fake_cuda):
+    fields, replayed, _ = graph_run(monkeypatch, fake_cuda, wanted=4, iterations=32, max_iterations=32,
+                                    captures_max=16, candidate_refuses_after=4)
+    assert fields["graph_captures"] == 4 and fields["graph_speedup"] == pytest.approx(1.0)
+    assert len(replayed) == 64  # one round: the refused doubling timed nothing more
+
+
+def test_a_maximum_below_the_starting_captures_is_refused_with_both_keys_named():
+    from pydantic import ValidationError
+
+    from fastkernels.config import HarnessConfig
+
+    with pytest.raises(ValidationError, match=r"graph_captures_max \(4\) must be at least graph_captures \(8\)"):
+        HarnessConfig(correctness_rounds=3, warmup=1, iterations=8, timeout_s=10, max_rotating_sets=2, tolerance={},
+                      graph_captures=8, graph_captures_max=4)
 
 
 def test_a_later_capture_of_the_candidate_wrong_on_every_replay_is_a_reward_hack_that_names_it(
