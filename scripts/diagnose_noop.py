@@ -29,6 +29,9 @@ first) to show such a pattern. This script times, with the harness's own clock, 
                         Triton kernel of every instance, after the comparisons (instances of a compiled class share
                         one compiled function since 2026-11-30, so one set; private copies under max-autotune could
                         tune again and differ: then the noop row was an autotuning draw)
+  kernels   A vs B      --kernels N: A and B profiled over N calls each (torch.profiler, a cache flush before each
+                        call), every kernel's time a call side by side, largest difference first: which kernel
+                        carries an instance difference (convnext_block's two speeds, 2026-12-02, are the reason)
   graph     A0 vs X_k   --graphs K: A and B each captured K times into CUDA graphs (each capture its own memory
                         pool, all on one set of static inputs, as graphs.py captures), every capture replayed against
                         A's first as the harness times graphs: when captures of one instance differ as much as
@@ -39,7 +42,7 @@ baseline check does before it builds the noop candidate (under Inductor, `torch_
 `torch_compile_max_autotune` compiles the same graph with other settings).
 
 Usage: python scripts/diagnose_noop.py TASK CASE [--impl NAME] [--iterations 400] [--pad-us 50] [--lottery K]
-       [--graphs K] [--configs] [--after-others]
+       [--graphs K] [--configs] [--after-others] [--kernels N]
 (on a GPU: the case's real shapes; on the CPU: pass a cpu case; the host clock then times the host too).
 """
 
@@ -76,6 +79,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lottery", type=int, default=0, metavar="K", help="K more instances timed against A")
     parser.add_argument("--graphs", type=int, default=0, metavar="K", help="K CUDA-graph captures of A and of B")
     parser.add_argument("--configs", action="store_true", help="print the autotuner's picks per instance")
+    parser.add_argument("--kernels", type=int, default=0, metavar="N",
+                        help="profile N calls of A and of B: each kernel's time a call, side by side")
     parser.add_argument("--after-others", action="store_true",
                         help="build and call the task's other production implementations first, as the harness does")
     args = parser.parse_args(argv)
@@ -154,6 +159,8 @@ def main(argv: list[str] | None = None) -> int:
     compare("drawn", a, a, refill=True, drawn=True)
     compare("instances", a, b)
     compare("swapped", b, a)
+    if args.kernels:
+        compare_kernels({"A": a, "B": b}, sets[0], args.kernels, flush, device)
     compare("fresh", a, instance("C"))
     with torch.no_grad():  # new storage for A's tensors, same values, same module object
         for tensor in [*a.parameters(), *a.buffers()]:
@@ -170,6 +177,47 @@ def main(argv: list[str] | None = None) -> int:
     if args.graphs and device == "cuda":
         compare_captures(manifest, case, {"A": a, "B": b}, sets[0], args.graphs, clock, flush, args.iterations)
     return 0
+
+
+def compare_kernels(modules: dict[str, torch.nn.Module], inputs: dict, calls: int, flush, device: str) -> None:
+    """Which kernel makes one instance slower than another: each module profiled over `calls` calls (a cache flush
+    before each, as timed calls have), every kernel's own time a call (device time on a GPU, the ops' own CPU time
+    on the CPU), side by side, the largest differences first. The flush's own kernels appear on both sides alike."""
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
+    times: dict[str, dict[str, float]] = {}
+    for who, module in modules.items():
+        with torch.no_grad(), profile(activities=activities) as profiled:
+            for _ in range(calls):
+                flush()
+                module(**inputs)
+            if device == "cuda":
+                torch.cuda.synchronize()
+        times[who] = kernel_times(profiled.key_averages(), device, calls)
+    (first, a), (second, b) = times.items()
+    names = sorted(set(a) | set(b), key=lambda name: -abs(a.get(name, 0.0) - b.get(name, 0.0)))
+    print(f"kernels over {calls} calls a side ({'device' if device == 'cuda' else 'own CPU'} us a call; "
+          f"{first} total {sum(a.values()):.2f}, {second} total {sum(b.values()):.2f}), largest difference first:")
+    for name in names[:15]:
+        ratio = b.get(name, 0.0) / a[name] if a.get(name) else float("nan")
+        print(f"  kernel {a.get(name, 0.0):10.2f} {b.get(name, 0.0):10.2f} {ratio:7.4f}  {name[:100]}", flush=True)
+
+
+def kernel_times(averages, device: str, calls: int) -> dict[str, float]:
+    """Profiler averages -> name: microseconds a call, of the kernels (GPU) or the ops' own time (CPU)."""
+    found: dict[str, float] = {}
+    for event in averages:
+        if device == "cuda":
+            if str(getattr(event, "device_type", "")) != "DeviceType.CUDA":
+                continue
+            total = getattr(event, "self_device_time_total", None)
+            total = getattr(event, "self_cuda_time_total", 0.0) if total is None else total
+        else:
+            total = event.self_cpu_time_total
+        if total > 0:
+            found[event.key] = total / calls
+    return found
 
 
 def print_configs() -> None:

@@ -30,3 +30,13 @@ def test_the_eight_comparisons_and_the_lottery_each_report_a_speedup_inside_its_
     assert [who for who, _ in firsts] == ["A", "B", "C", "D0", "D1"]
     draws = [float(re.search(r"speedup (\S+) ", lines[f"lottery{k}"]).group(1)) for k in range(2)]
     assert f"lottery: 2 instances against A, speedups {min(draws):.4f}..{max(draws):.4f}" in result.stdout
+
+
+def test_kernels_profiles_both_instances_and_lists_each_kernels_time_side_by_side():
+    result = subprocess.run([sys.executable, str(SCRIPT), "silu_and_mul", "cpu_odd", "--iterations", "6",
+                             "--kernels", "3"], capture_output=True, text=True, timeout=300, check=True)
+    header = re.search(r"^kernels over 3 calls a side \(own CPU us a call; A total ([\d.]+), B total ([\d.]+)\), "
+                       r"largest difference first:$", result.stdout, re.MULTILINE)
+    assert header and float(header.group(1)) > 0 and float(header.group(2)) > 0, result.stdout
+    rows = re.findall(r"^  kernel +([\d.]+) +([\d.]+) +(\S+)  (\S.*)$", result.stdout, re.MULTILINE)
+    assert rows and any("aten::" in name for *_, name in rows), result.stdout
