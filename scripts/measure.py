@@ -96,7 +96,7 @@ def phase_name(text: str) -> str:
     text = re.sub(r"\s*\([^()]*(\([^()]*\)[^()]*)*\)", "", re.sub(r"^[^\s/]+/[^\s:]+: ", "", text)).split(":")[0]
     text = re.sub(r"^\d+ ", "", text)
     text = re.sub(r"^case \S+ \S+$", "case verdict", text)
-    text = re.sub(r"^graph captures doubled to \d+ a side$", "graph captures doubled", text)
+    text = re.sub(r"^graph captures raised to \d+ a side$", "graph captures raised", text)
     return re.sub(r"^baseline \S+ chosen$", "baseline chosen", text)
 
 
@@ -104,7 +104,7 @@ def phase_name(text: str) -> str:
 # running one it comes at 0.03-0.04 s (H200, 2026-11-30), a server's own start took 10.5-11 s.
 START_UP_S = 2.0
 PADDED = re.compile(r"\((\d+) pairs.*launch pad (\d+) us")  # a timed phase's log line (timing.pad_note)
-DOUBLED = re.compile(r"^(\S+): graph captures doubled to (\d+) a side")  # graphs.graph_fields, since 2026-12-02
+RAISED = re.compile(r"^(\S+): graph captures raised to (\d+) a side")  # graphs.graph_fields, since 2026-12-02
 
 
 def worker_seconds(runs: list[Path], rows: list[dict]) -> dict:
@@ -119,7 +119,7 @@ def worker_seconds(runs: list[Path], rows: list[dict]) -> dict:
     eager_rechecks_s = 0.0  # of it, in the eager timed phases
     pads_s: dict[str, float] = {}  # the launch pads' share of the timed phases, eager and graph replays
     start_ups: list[float] = []  # the first task of a lane waits for its fork server to import torch and libraries
-    doubled: dict[str, int] = {}  # task/case -> the captures a side its graph timing ended with, where it doubled
+    raised: dict[str, int] = {}  # task/case -> the captures a side its graph timing ended with, where they were raised
     for run in reversed(runs):  # a task re-run later counts from the last run listed, as its rows do
         for log in sorted((run / "workers").glob("*.log")):
             if log.stem in per_task:
@@ -139,8 +139,8 @@ def worker_seconds(runs: list[Path], rows: list[dict]) -> dict:
                     rechecks_s += float(judging.group(1)) if judging else 0.0
                     if judging and name == "timed":
                         eager_rechecks_s += float(judging.group(1))
-                    if found := DOUBLED.match(text):
-                        doubled[found.group(1)] = int(found.group(2))
+                    if found := RAISED.match(text):
+                        raised[found.group(1)] = int(found.group(2))
                     padded = PADDED.search(text)
                     if padded:  # two calls a pair, each behind the case's final pad (warm-ups and retimes left out)
                         kind = "eager" if name == "timed" else "graph replays"
@@ -159,11 +159,11 @@ def worker_seconds(runs: list[Path], rows: list[dict]) -> dict:
     if pads_s:  # a pad ratchets up for a case and never shrinks (timing.CudaEventClock)
         print("  of the timed phases, spinning launch pads (pairs x 2 x the case's final pad): "
               + ", ".join(f"{kind} {seconds:.1f} s" for kind, seconds in sorted(pads_s.items())), flush=True)
-    if doubled:  # the captures' speeds spread too much for the interval: only more captures narrow it
-        ended = sorted(set(doubled.values()))
-        print(f"  graph captures doubled on {len(doubled)} task-cases (the interval wider than the target), ending at "
-              + ", ".join(f"{n} a side on {sum(v == n for v in doubled.values())}" for n in ended) + ": "
-              + ", ".join(sorted(doubled)[:8]) + (" ..." if len(doubled) > 8 else ""), flush=True)
+    if raised:  # the captures' speeds spread too much for the interval: only more captures narrow it
+        ended = sorted(set(raised.values()))
+        print(f"  graph captures raised on {len(raised)} task-cases (the interval wider than the target), ending at "
+              + ", ".join(f"{n} a side on {sum(v == n for v in raised.values())}" for n in ended) + ": "
+              + ", ".join(sorted(raised)[:8]) + (" ..." if len(raised) > 8 else ""), flush=True)
     if start_ups:  # a run pays one per lane, whatever its length: runs stitched together pay it again each
         print(f"  worker start-ups (a fork server importing torch and the kernel libraries, once a lane and run):"
               f" {len(start_ups)}, {sum(start_ups):.1f} s", flush=True)

@@ -219,20 +219,35 @@ def test_one_slow_capture_moves_the_speedup_a_quarter_as_much_and_the_interval_s
     assert low <= 1.0 and high == pytest.approx(1.05, rel=1e-3)  # resampling captures can draw the slow one twice
 
 
-def test_an_interval_still_wide_doubles_the_captures_up_to_the_maximum_and_times_them_all_afresh(
-        monkeypatch, fake_cuda):
-    # one slow baseline capture keeps the interval wide (resampling can draw it twice), so 4 become 8, then 16
+def test_an_interval_still_wide_raises_the_captures_to_the_maximum_and_times_them_all_afresh(monkeypatch, fake_cuda):
+    # one slow baseline capture keeps the interval far wider than the target (resampling can draw it twice), so the
+    # 4 captures a side go straight to the 16 allowed: one more round, over all 16
     fields, replayed, judged = graph_run(monkeypatch, fake_cuda, wanted=4, iterations=32, max_iterations=32,
                                          captures_max=16)
     assert fields["graph_captures"] == 16
-    # three rounds of 32 timed pairs; the last rotates over all 16 captures of both sides
     last = replayed[-64:]
     assert [index for side, index in last if side == "baseline"] == [i % 16 for i in range(32)]
     assert [index for side, index in last if side == "candidate"] == [i % 16 for i in range(32)]
-    assert len(replayed) == 3 * 64
-    assert len(judged) == 4 + 8 + 16  # each round's first batch judges a timed replay of every capture it rotates over
+    assert len(replayed) == 2 * 64
+    assert len(judged) == 4 + 16  # each round's first batch judges a timed replay of every capture it rotates over
     low, high = fields["graph_speedup_ci95"]
     assert low <= fields["graph_speedup"] <= high
+
+
+@pytest.mark.parametrize("count, wider, most, wanted", [
+    (8, 0.028, 32, 32),  # (2.8)^2 x 8 = 63 asks for 64: the maximum
+    (8, 0.011, 32, 16),  # 1.21 x 8 = 9.7: one doubling is enough
+    (8, 0.0105, 64, 16),
+    (16, 0.015, 32, 32),
+    (8, 0.05, 20, 16),  # a maximum that is no power-of-two multiple: the last doubling under it
+    (32, 0.05, 32, 32),  # at the maximum: no more
+    (16, 0.05, 20, 16),  # twice as many would pass the maximum: no more
+])
+def test_the_next_round_asks_for_as_many_doublings_as_the_intervals_width(count, wider, most, wanted):
+    from types import SimpleNamespace
+
+    repetition = SimpleNamespace(target_ci=0.01, graph_captures_max=most)
+    assert graphs._captures_wanted(count, wider, repetition) == wanted
 
 
 def test_the_added_captures_continue_the_interleaving_and_the_instance_rotation(monkeypatch, fake_cuda):

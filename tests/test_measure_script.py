@@ -135,7 +135,7 @@ def test_a_pass_stitched_from_runs_also_reports_its_overhead_with_one_start_up(t
     assert "the same with one start-up (the longest), as one run on one lane pays it: 8.25 s per task-case" in out
 
 
-def test_graph_captures_doubled_are_counted_per_task_case_with_the_count_they_ended_at(tmp_path):
+def test_graph_captures_raised_are_counted_per_task_case_with_the_count_they_ended_at(tmp_path):
     workers = tmp_path / "run" / "workers"
     workers.mkdir(parents=True)
     (workers / "a.rows.jsonl").write_text("".join(json.dumps(_row("a", case, 1.0, [0.99, 1.01])) + "\n"
@@ -143,15 +143,15 @@ def test_graph_captures_doubled_are_counted_per_task_case_with_the_count_they_en
     (workers / "a.log").write_text(
         "[    1.00 s] torch imported\n"
         "[    2.00 s] a/c0: graph replays timed (50 pairs, 0.10 s of it judging rechecks, launch pad 100 us)\n"
-        "[    2.10 s] a/c0: graph captures doubled to 16 a side (the interval was +-2.7% over 8)\n"
+        "[    2.10 s] a/c0: graph captures raised to 16 a side (the interval was +-2.7% over 8)\n"
         "[    3.00 s] a/c0: graph replays timed (50 pairs, 0.10 s of it judging rechecks, launch pad 100 us)\n"
-        "[    3.10 s] a/c0: graph captures doubled to 32 a side (the interval was +-1.9% over 16)\n"
+        "[    3.10 s] a/c0: graph captures raised to 32 a side (the interval was +-1.9% over 16)\n"
         "[    4.00 s] a/c0: graph replays timed (50 pairs, 0.10 s of it judging rechecks, launch pad 100 us)\n"
         "[    4.10 s] case c0 PASSED\n"
-        "[    5.00 s] a/c1: graph captures doubled to 16 a side (the interval was +-1.2% over 8)\n"
+        "[    5.00 s] a/c1: graph captures raised to 16 a side (the interval was +-1.2% over 8)\n"
         "[    5.50 s] case c1 PASSED\n[    6.00 s] case c2 PASSED\n")
     out = subprocess.run([sys.executable, str(SCRIPT), "--parts", "none", "--noop-rows", str(tmp_path / "run"),
                           "--out", str(tmp_path / "out")], capture_output=True, text=True, check=True).stdout
-    assert "graph captures doubled on 2 task-cases (the interval wider than the target), ending at 16 a side on 1," \
+    assert "graph captures raised on 2 task-cases (the interval wider than the target), ending at 16 a side on 1," \
            " 32 a side on 1: a/c0, a/c1" in out
-    assert "graph captures doubled 1 s" in out  # 0.1 + 0.1 + 0.9 s before the three lines, one phase
+    assert "graph captures raised 1 s" in out  # 0.1 + 0.1 + 0.9 s before the three lines, one phase
