@@ -1,8 +1,9 @@
 """CUDA-graph timing: production replays small kernels from graphs, so launch overhead is not the kernel's cost.
 
-Every implementation is captured `graph_captures` times (A0 B0 A1 B1 ..., each capture its own memory pool; doubled
-up to `graph_captures_max` while the speedup's interval stays wide, see graph_fields) on the same static input tensors (a graph holds their addresses), so baseline and candidate read the same memory, as they
-do in eager timing. Several captures because a replay's speed is drawn at capture: on the H200 (2026-11-30,
+Every implementation is captured `graph_captures` times (A0 B0 A1 B1 ..., each capture its own memory pool; raised
+up to `graph_captures_max` while the speedup's interval stays wide, see graph_fields) on the same static input
+tensors (a graph holds their addresses), so baseline and candidate read the same memory, as they do in eager timing.
+Several captures because a replay's speed is drawn at capture: on the H200 (2026-11-30,
 `scripts/diagnose_noop.py --graphs 3`) three captures of one softmax module replayed at 12.58, 12.93 and 13.41 us,
 as far apart as captures of two instances, and one capture a side put noop graph speedups at 0.94. Timed iteration i
 replays capture i mod K of both sides, so the estimate averages over K draws per side, and the speedup's interval
@@ -151,7 +152,7 @@ def graph_fields(
 class _Timed:
     samples: dict[str, list[float]]
     record: CallTimes
-    lags: Any
+    lags: tuple[float, float] | None  # StreamEscape.lags
     seconds: float  # the round's wall time: replays, pads, flushes and rechecks
 
 
