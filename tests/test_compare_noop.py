@@ -2,26 +2,18 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
 
+from noop_runs import noop_run
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _pass(directory: Path, speedups: dict[str, float]) -> Path:
-    directory.mkdir(parents=True)
-    rows = [{"task": "t", "case": case, "status": "PASSED", "speedup": s, "graph_speedup": 1.0}
-            for case, s in speedups.items()]
-    rows.append({"task": "t", "case": "failed", "status": "RUNTIME_ERROR", "speedup": None})
-    (directory / "results.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
-    return directory
-
-
 def test_cases_off_in_either_pass_are_listed_with_whether_they_kept_their_side(tmp_path):
-    a = _pass(tmp_path / "a", {"steady": 1.001, "placed": 0.989, "noisy": 1.012, "quiet": 0.999})
-    b = _pass(tmp_path / "b", {"steady": 0.999, "placed": 0.988, "noisy": 0.995, "quiet": 1.002, "new": 1.05})
+    a = noop_run(tmp_path / "a", {"steady": 1.001, "placed": 0.989, "noisy": 1.012, "quiet": 0.999})
+    b = noop_run(tmp_path / "b", {"steady": 0.999, "placed": 0.988, "noisy": 0.995, "quiet": 1.002, "new": 1.05})
     done = subprocess.run([sys.executable, str(ROOT / "scripts" / "compare_noop.py"), "--a", str(a), "--b", str(b),
                            "--over", "0.01"], capture_output=True, text=True, check=True)
     lines = done.stdout.splitlines()
@@ -31,8 +23,8 @@ def test_cases_off_in_either_pass_are_listed_with_whether_they_kept_their_side(t
 
 
 def test_graph_replays_compare_the_same_way(tmp_path):
-    a = _pass(tmp_path / "a", {"x": 1.0, "y": 1.0, "z": 1.0})
-    b = _pass(tmp_path / "b", {"x": 1.0, "y": 1.0, "z": 1.0})
+    a = noop_run(tmp_path / "a", {"x": 1.0, "y": 1.0, "z": 1.0})
+    b = noop_run(tmp_path / "b", {"x": 1.0, "y": 1.0, "z": 1.0})
     done = subprocess.run([sys.executable, str(ROOT / "scripts" / "compare_noop.py"), "--a", str(a), "--b", str(b),
                            "--graphs"], capture_output=True, text=True, check=True)
     assert "3 cases in both; correlation of log speedups nan" in done.stdout  # no spread: no correlation to speak of

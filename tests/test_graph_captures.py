@@ -45,6 +45,14 @@ def candidate(**_):
     return None
 
 
+def named(name):
+    """A module the fake capture knows by `name` (an instance of one side)."""
+    def module(**_):
+        return None
+    module.__name__ = name
+    return module
+
+
 def test_captures_alternate_between_sides_up_to_the_wanted_count(monkeypatch, fake_cuda):
     monkeypatch.setattr(graphs, "capture", fake_capture(fake_cuda, per_capture=1 << 20))
     captures, notes = graphs._capture_all({"baseline": baseline, "candidate": candidate}, {}, wanted=4)
@@ -55,12 +63,6 @@ def test_captures_alternate_between_sides_up_to_the_wanted_count(monkeypatch, fa
 
 def test_a_side_of_several_instances_captures_them_in_turn(monkeypatch, fake_cuda):
     # harness.instances: where a module's weights land is part of its speed, so the captures rotate over instances
-    def named(name):
-        def module(**_):
-            return None
-        module.__name__ = name
-        return module
-
     monkeypatch.setattr(graphs, "capture", fake_capture(fake_cuda, per_capture=1 << 20))
     sides = {"baseline": [named("b_one"), named("b_two")], "candidate": [named("c_one"), named("c_two")]}
     captures, _ = graphs._capture_all(sides, {}, wanted=4)
@@ -251,12 +253,6 @@ def test_the_next_round_asks_for_as_many_doublings_as_the_intervals_width(count,
 
 
 def test_the_added_captures_continue_the_interleaving_and_the_instance_rotation(monkeypatch, fake_cuda):
-    def named(name):
-        def module(**_):
-            return None
-        module.__name__ = name
-        return module
-
     monkeypatch.setattr(graphs, "capture", fake_capture(fake_cuda, per_capture=1 << 20))
     sides = {"baseline": [named("b_one"), named("b_two"), named("b_three")],
              "candidate": [named("c_one"), named("c_two"), named("c_three")]}

@@ -2,21 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
 
+from noop_runs import noop_run
+
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _run(directory: Path, speedups: dict[str, float]) -> str:
-    directory.mkdir(parents=True)
-    rows = [{"task": "t", "case": case, "status": "PASSED", "speedup": s, "graph_speedup": 1.0}
-            for case, s in speedups.items()]
-    rows.append({"task": "t", "case": "broken", "status": "RUNTIME_ERROR", "speedup": None})
-    (directory / "results.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
-    return str(directory)
 
 
 def _variants(*arguments: str) -> subprocess.CompletedProcess[str]:
@@ -25,8 +17,8 @@ def _variants(*arguments: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_each_setting_lists_its_runs_per_case_and_sums_up_its_rows(tmp_path):
-    plain = [_run(tmp_path / f"plain{n}", {"placed": 0.976, "quiet": 1.001}) for n in (1, 2)]
-    rotated = [_run(tmp_path / "rotated", {"placed": 0.9985, "quiet": 1.0125})]
+    plain = [str(noop_run(tmp_path / f"plain{n}", {"placed": 0.976, "quiet": 1.001})) for n in (1, 2)]
+    rotated = [str(noop_run(tmp_path / "rotated", {"placed": 0.9985, "quiet": 1.0125}))]
     done = _variants("--variant", "plain", *plain, "--variant", "instances=4", *rotated)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
@@ -38,8 +30,8 @@ def test_each_setting_lists_its_runs_per_case_and_sums_up_its_rows(tmp_path):
 
 
 def test_a_case_missing_from_one_run_shows_a_dash_and_graphs_read_the_replays(tmp_path):
-    first = _run(tmp_path / "a", {"x": 1.0, "y": 1.0})
-    second = _run(tmp_path / "b", {"x": 1.0})
+    first = str(noop_run(tmp_path / "a", {"x": 1.0, "y": 1.0}))
+    second = str(noop_run(tmp_path / "b", {"x": 1.0}))
     done = _variants("--variant", "plain", first, second, "--graphs")
     assert done.stdout.splitlines()[2].split() == ["t/y", "1.0000", "-"]
     assert "plain: 3 rows; median |1-s| 0.0000, max 0.0000; 0 over 1%, 0 over 2%" in done.stdout
