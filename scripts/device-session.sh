@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The GPU measurements, as named steps that each fit one device-tool call (carry .whl; see scripts/device-env.sh):
-#   gpu-tests   the GPU-only measurement and exploit tests (side streams, CUDA graphs, noop in both modes)
+#   gpu-tests   the GPU-only measurement and exploit tests (side streams, CUDA graphs, noop in both modes), each
+#               logged by name; FK_GPU_TESTS="EXPR" runs only those pytest's -k EXPR selects (what a cut call left)
 #   noop        agent=noop over $FK_TASKS (default tasks=all), rows and tables in $OUT/noop.tgz
 #   inductor    agent=noop over every task with an Inductor (torch_compile) production implementation, in
 #               $OUT/inductor.tgz; every candidate log line with an Inductor note in inductor-candidates-compiled.txt
@@ -79,7 +80,7 @@ for step in "$@"; do
   case "$step" in
     gpu-tests)  # exploit candidates among them: caches of their own, never collected as picks
       TRITON_CACHE_DIR=$cache/untrusted/triton TORCHINDUCTOR_CACHE_DIR=$cache/untrusted/inductor \
-        timeout "$(step_limit 540)" python3 -m pytest tests/gpu -o addopts="" -q --durations=5 2>&1 | tee "$out/gpu-tests.log" | tail -12 ;;
+        timeout "$(step_limit 540)" python3 -m pytest tests/gpu -o addopts="" -v --durations=5 ${FK_GPU_TESTS:+-k "$FK_GPU_TESTS"} 2>&1 | tee "$out/gpu-tests.log" | tail -12 ;;
     noop|reference|inductor)
       agent=$step; selection=("${tasks[@]}")
       if [ "$step" = inductor ]; then  # every task with an Inductor production implementation, noop

@@ -45,6 +45,21 @@ def test_the_warm_step_discards_its_rows_but_first_says_how_they_ended(tmp_path)
     assert not (tmp_path / "warm-run").exists()
 
 
+def test_the_gpu_tests_step_logs_each_test_by_name_and_runs_only_those_fk_gpu_tests_selects(tmp_path):
+    # without CUDA every GPU test is skipped, which is enough to see what the step collects and how it logs:
+    # a call cut short must still say which tests ran, and the next call must be able to run only the rest
+    environment = {**os.environ, "FK_HARDWARE": "cpu", "FK_WHEELS": "none", "OUT": str(tmp_path),
+                   "FK_GPU_TESTS": "side_stream or uncapturable",
+                   "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    done = subprocess.run(["bash", "scripts/device-session.sh", "gpu-tests"], cwd=ROOT, env=environment,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    log = (tmp_path / "gpu-tests.log").read_text()
+    assert "test_work_on_a_side_stream_is_a_reward_hack SKIPPED" in log
+    assert "test_an_uncapturable_candidate_passes_with_a_graph_note SKIPPED" in log
+    assert "2 skipped" in log and "deselected" in log and "test_noop_is_one" not in log
+
+
 def test_the_inductor_step_runs_noop_over_the_inductor_tasks_and_lists_candidates_that_compiled(tmp_path):
     # on the CPU the tasks' torch_compile implementations are cuda-only: baseline=inductor compiles the eager module,
     # and all Inductor tasks but silu_and_mul are left out to keep it short
