@@ -69,6 +69,7 @@ class TaskSelection(Strict):
     include: list[str] = []
     exclude: list[str] = []
     categories: list[str] = []
+    cases: list[str] = []  # case names to keep within the selected tasks (empty: every case of the run's tier)
 
 
 class AgentConfig(Strict):

@@ -19,7 +19,7 @@ from fastkernels.hardware import detect_device, device_count, load_profiles, res
 from fastkernels.macroeval import KernelLevelReport, format_table, kernel_level
 from fastkernels.progress import Progress
 from fastkernels.records import ResultRow
-from fastkernels.registry import Registry
+from fastkernels.registry import Registry, cases_to_run
 from fastkernels.runner import run_task
 from fastkernels.scale import lane_count, run_ray, run_threads, serial_pin
 from fastkernels.worker import WorkerJob
@@ -78,8 +78,7 @@ def run(config: RunConfig, run_dir: Path, tasks_root: Path = TASKS_DIR) -> tuple
     registry = Registry(tasks_root)
     manifests = registry.select(config.tasks)
     tier = config.harness.case_tier if config.harness.case_tier != "auto" else ("gpu" if device_kind == "cuda" else "cpu")
-    work = [(m, [c.name for c in m.cases if c.tier == tier]) for m in manifests]
-    work = [(m, cases) for m, cases in work if cases]
+    work = cases_to_run(manifests, tier, config.tasks.cases)
     log.info(
         "hardware=%s (%s) agent=%s baseline=%s mode=%s clocks=%s: %d tasks, %d cases (tier %s)",
         profile.name, device.name, config.agent.name, config.baseline.name, config.mode, config.clocks.policy,

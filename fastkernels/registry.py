@@ -99,3 +99,29 @@ class Registry:
         for manifest in manifests:
             rank[manifest.name] = (manifest.level, len(self.closure(manifest.name)), manifest.name)
         return sorted(manifests, key=lambda m: rank[m.name])
+
+
+def cases_to_run(manifests: list[Manifest], tier: str, wanted: list[str]) -> list[tuple[Manifest, list[str]]]:
+    """Each task with its cases of `tier`, narrowed to the names in `wanted` when it names any (tasks.cases); tasks
+    left without a case drop out. A wanted name no selected task has at this tier is an error naming it, so a typo
+    never silently runs nothing."""
+    work = []
+    for manifest in manifests:
+        names = [case.name for case in manifest.cases if case.tier == tier]
+        if wanted:
+            names = [name for name in names if name in wanted]
+        if names:
+            work.append((manifest, names))
+    kept = {name for _, names in work for name in names}
+    for name in wanted:
+        if name in kept:
+            continue
+        other_tier = sorted(m.name for m in manifests for case in m.cases if case.name == name)
+        if other_tier:
+            raise UnknownTaskError(f"tasks.cases: {name!r} is not a {tier} case ({', '.join(other_tier)} has it in"
+                                   f" another tier; harness.case_tier picks the tier)")
+        known = sorted({case.name for m in manifests for case in m.cases if case.tier == tier})
+        near = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
+        hint = f"; did you mean {', '.join(near)}?" if near else ""
+        raise UnknownTaskError(f"tasks.cases: no selected task has a {tier} case {name!r}{hint}")
+    return work

@@ -80,6 +80,22 @@ def test_bad_input_is_a_one_line_error_naming_the_key(tmp_path):
     assert result.returncode == 2 and "h200" in result.stderr
 
 
+def test_tasks_cases_keeps_only_the_named_cases_and_a_task_left_without_one_drops_out(tmp_path):
+    result = fastkernels(tmp_path, "agent=noop", "tasks.include=[rms_norm,silu_and_mul,embedding]",
+                         "tasks.cases=[cpu_odd,cpu_residual_odd]")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert sorted((r["task"], r["case"]) for r in rows(tmp_path)) == [
+        ("embedding", "cpu_odd"), ("rms_norm", "cpu_residual_odd"), ("silu_and_mul", "cpu_odd")]
+
+
+def test_a_case_name_no_selected_task_has_is_a_one_line_error_that_never_runs_nothing(tmp_path):
+    result = fastkernels(tmp_path, "tasks.include=[rms_norm]", "tasks.cases=[cpu_smal]")
+    assert result.returncode == 2 and "tasks.cases: no selected task has a cpu case 'cpu_smal'" in result.stderr
+    assert "did you mean cpu_small" in result.stderr
+    result = fastkernels(tmp_path, "tasks.include=[rms_norm]", "tasks.cases=[llama31_8b_decode_1]")
+    assert result.returncode == 2 and "'llama31_8b_decode_1' is not a cpu case (rms_norm has it" in result.stderr
+
+
 def test_multirun_writes_one_complete_run_directory_per_job(tmp_path):
     command = [sys.executable, "-m", "fastkernels", "-m", "hardware=cpu", "agent=noop,reference", "harness.seed=0,1",
                "tasks.include=[silu_and_mul]", "harness.iterations=5", "harness.warmup=1", "harness.max_iterations=10", f"hydra.sweep.dir={tmp_path}"]
