@@ -53,11 +53,11 @@ def named(name):
     return module
 
 
-def test_captures_alternate_between_sides_up_to_the_wanted_count(monkeypatch, fake_cuda):
+def test_captures_alternate_between_sides_and_which_goes_first_turns_every_round(monkeypatch, fake_cuda):
     monkeypatch.setattr(graphs, "capture", fake_capture(fake_cuda, per_capture=1 << 20))
     captures, notes = graphs._capture_all({"baseline": baseline, "candidate": candidate}, {}, wanted=4)
-    assert fake_cuda["log"] == ["baseline0", "candidate0", "baseline1", "candidate1", "baseline2", "candidate2",
-                                "baseline3", "candidate3"]
+    assert fake_cuda["log"] == ["baseline0", "candidate0", "candidate1", "baseline1", "baseline2", "candidate2",
+                                "candidate3", "baseline3"]
     assert len(captures["baseline"]) == len(captures["candidate"]) == 4 and notes == []
 
 
@@ -66,7 +66,7 @@ def test_a_side_of_several_instances_captures_them_in_turn(monkeypatch, fake_cud
     monkeypatch.setattr(graphs, "capture", fake_capture(fake_cuda, per_capture=1 << 20))
     sides = {"baseline": [named("b_one"), named("b_two")], "candidate": [named("c_one"), named("c_two")]}
     captures, _ = graphs._capture_all(sides, {}, wanted=4)
-    assert fake_cuda["log"] == ["b_one0", "c_one0", "b_two0", "c_two0", "b_one1", "c_one1", "b_two1", "c_two1"]
+    assert fake_cuda["log"] == ["b_one0", "c_one0", "c_two0", "b_two0", "b_one1", "c_one1", "c_two1", "b_two1"]
     assert len(captures["baseline"]) == len(captures["candidate"]) == 4
 
 
@@ -259,7 +259,7 @@ def test_the_added_captures_continue_the_interleaving_and_the_instance_rotation(
     graphs._capture_all(sides, {}, wanted=2)
     fake_cuda["log"].clear()
     more, notes = graphs._capture_all(sides, {}, wanted=4, start=2)
-    assert fake_cuda["log"] == ["b_three0", "c_three0", "b_one1", "c_one1"] and notes == []
+    assert fake_cuda["log"] == ["b_three0", "c_three0", "c_one1", "b_one1"] and notes == []
     assert len(more["baseline"]) == len(more["candidate"]) == 2
 
 
