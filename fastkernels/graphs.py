@@ -227,12 +227,13 @@ def _named(failure: str, baseline_name: str) -> str:
 def _capture_all(modules: dict[str, Callable[..., Any] | Sequence[Callable[..., Any]]], static: Inputs, wanted: int,
                  start: int = 0) -> tuple[dict[str, list[Captured]], list[str]]:
     """Rounds `start` to `wanted` - 1 of captures of every capturable module, interleaved with the order turned round
-    every round (A0 B0 B1 A1 A2 B2 ...), so neither side is always captured first (H200, 2026-12-02: two cuBLAS
-    noop rows read 0.983 and 0.989 replayed, tight intervals, with the baseline first in every round, against 0.997
-    and 0.998 eager; whether the order is the cause is not yet shown, and over all rows it moved nothing); a side given as several instances (harness.instances) captures instance k mod N in round k,
-    so a later call with `start` continues the rotation and the turning. This call's first round's reserved memory sizes the
-    rest: at most as many more rounds as fit in a quarter of the free device memory (at least one round in all).
-    Returns the captures this call made and one note per module that could not be captured."""
+    every round (A0 B0 B1 A1 A2 B2 ...), so neither side is always captured first (H200, 2026-12-02: two cuBLAS noop
+    rows read 0.983 and 0.989 replayed, tight intervals, with the baseline first in every round, against 0.997 and
+    0.998 eager; that the order caused it is not shown, and over all rows it moved nothing). A side given as several
+    instances (harness.instances) captures instance k mod N in round k, so a later call with `start` continues the
+    rotation and the turning. This call's first round's reserved memory sizes the rest: at most as many more rounds
+    as fit in a quarter of the free device memory (at least one round in all). Returns the captures this call made
+    and one note per module that could not be captured."""
     captures: dict[str, list[Captured]] = {}
     failures: dict[str, str] = {}
     rounds = wanted
