@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Adds SGLang (a production baseline's library: paged_decode_attention's Triton decode kernel) and what importing its
+# kernels pulls in to the device tool's carried wheels (.whl/, installed there by scripts/device-env.sh).
+# SGLang's wheel is 39 MB, 44 MB of it unpacked being Rust extensions of its server that importing
+# sglang.kernels never loads: they are dropped (and their RECORD lines), which leaves about 6 MB. Its kernels'
+# import chain (sglang/__init__ and sglang.srt.utils) needs the packages below; the device image has torch, triton,
+# transformers and their dependencies, and .whl/ already holds pydantic. Python 3.12 wheels, as the device runs.
+# Checked 2026-12-02 here (Python 3.11): with the Rust extensions removed, sglang.kernels.ops.attention imports
+# and its decode kernel matches the float64 oracle under the Triton interpreter (tests/test_sglang_adapters.py).
+# Usage: bash scripts/pack-sglang.sh [DEST]   (DEST defaults to .whl)
+set -euo pipefail
+dest=${1:-.whl}
+mkdir -p "$dest"
+version=0.5.23
+imports=(orjson psutil pybase64 pillow starlette msgspec pyzmq ipython traitlets pygments aiohttp multidict yarl
+  propcache aiohappyeyeballs aiosignal frozenlist einops)
+download() {
+  python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+    --platform manylinux_2_34_x86_64 --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
+    --platform manylinux2014_x86_64 -d "$dest" "$@" 2>&1 | grep -v '^WARNING: Location' || true
+}
+if ! ls "$dest"/sglang-"$version"-*.whl >/dev/null 2>&1; then
+  download "sglang==$version"
+  python3 - "$dest" "$version" <<'PY'
+import glob, os, sys, zipfile
+
+wheel = glob.glob(os.path.join(sys.argv[1], f"sglang-{sys.argv[2]}-*.whl"))[0]
+trimmed = wheel + ".trimmed"
+dropped = 0
+with zipfile.ZipFile(wheel) as source, zipfile.ZipFile(trimmed, "w", zipfile.ZIP_DEFLATED) as target:
+    for item in source.infolist():
+        if item.filename.endswith(".so"):
+            dropped += item.file_size
+            continue
+        data = source.read(item.filename)
+        if item.filename.endswith(".dist-info/RECORD"):
+            data = b"\n".join(line for line in data.split(b"\n") if not line.split(b",")[0].endswith(b".so"))
+        target.writestr(item, data)
+os.replace(trimmed, wheel)
+print(f"{os.path.basename(wheel)}: dropped {dropped / 2**20:.0f} MiB of extension modules, "
+      f"{os.path.getsize(wheel) / 2**20:.1f} MiB left")
+PY
+fi
+for package in "${imports[@]}"; do
+  ls "$dest" | grep -qi "^${package//-/_}-" || download "$package"
+done
+du -sh "$dest"

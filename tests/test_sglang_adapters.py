@@ -1,0 +1,148 @@
+"""SGLang adapters map the task's layout onto SGLang's exactly. SGLang is not installed for CI (its wheel and import
+chain are large; the device carries it, scripts/pack-sglang.sh), so here its decode kernel and split-count kernel are
+replaced by PyTorch versions of their semantics as SGLang 0.5.23's source defines them (request b attends to the
+pool slots kv_indices[kv_indptr[b]:kv_indptr[b + 1]] of a [slots, kv_heads, head_dim] pool, a split count a
+request), and the arguments the adapter passes are checked. Where SGLang is installed, its real Triton kernels run
+too, under the Triton interpreter in float32 and float16 (the interpreter mis-multiplies bfloat16 tensors: SGLang's
+kernel gave errors near 1e9 in bfloat16 and 1e-6 in float32 there, 2026-12-02)."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import sys
+import types
+
+import pytest
+import torch
+from task_library import REGISTRY, case_inputs, eager_class, judged_on_cpu_cases
+
+from fastkernels.implementations import import_file
+
+TASK_DIR = REGISTRY.directory("paged_decode_attention")
+
+
+def adapter_module():
+    return import_file(TASK_DIR / "sglang.py", namespace="test.sglang_adapter")
+
+
+class FakeSplitCounts:
+    """get_num_kv_splits_triton's launch `[(1,)](num_kv_splits, seq_lens, num_seq, num_group, num_head,
+    num_kv_head, max_kv_splits, device_core_count, MAX_NUM_SEQ=...)`: a split count in [1, max] a request."""
+
+    def __init__(self, calls: list[dict]) -> None:
+        self.calls = calls
+
+    def __getitem__(self, grid):
+        def launch(num_kv_splits, seq_lens, num_seq, num_group, num_head, num_kv_head, max_kv_splits, cores,
+                   MAX_NUM_SEQ):  # noqa: N803 - SGLang's keyword
+            self.calls.append(dict(grid=grid, num_seq=num_seq, num_group=num_group, max_kv_splits=max_kv_splits,
+                                   max_num_seq=MAX_NUM_SEQ, heads=(num_head, num_kv_head)))
+            num_kv_splits.copy_(torch.clamp(seq_lens // 16, 1, max_kv_splits))
+        return launch
+
+
+def fake_decode(calls: list[dict]):
+    """decode_attention_fwd(q, k_buffer, v_buffer, o, kv_indptr, kv_indices, attn_logits, attn_lse, num_kv_splits,
+    max_kv_splits, sm_scale, k_scale, v_scale): o[b] = softmax(q[b] K^T * sm_scale * k_scale) V * v_scale over
+    request b's slots, each query head reading kv head h // (heads / kv_heads)."""
+
+    def decode(q, k_buffer, v_buffer, o, kv_indptr, kv_indices, attn_logits, attn_lse, num_kv_splits, max_kv_splits,
+               sm_scale, k_scale, v_scale, **options):
+        calls.append(dict(k_buffer=k_buffer, v_buffer=v_buffer, logits=attn_logits.shape, lse=attn_lse.shape,
+                          max_kv_splits=max_kv_splits, sm_scale=sm_scale, scales=(k_scale, v_scale), options=options))
+        assert kv_indptr.dtype == kv_indices.dtype == num_kv_splits.dtype == torch.int32
+        group = q.shape[1] // k_buffer.shape[1]
+        for b in range(q.shape[0]):
+            slots = kv_indices[kv_indptr[b]:kv_indptr[b + 1]].long()
+            k = k_buffer[slots].float().repeat_interleave(group, dim=1)  # [tokens, heads, head_dim]
+            v = v_buffer[slots].float().repeat_interleave(group, dim=1)
+            weights = torch.softmax(torch.einsum("hd,thd->ht", q[b].float(), k) * sm_scale * k_scale, dim=-1)
+            o[b] = (torch.einsum("ht,thd->hd", weights, v) * v_scale).to(o.dtype)
+    return decode
+
+
+@pytest.fixture
+def fake_sglang(monkeypatch):
+    calls: dict[str, list[dict]] = {"decode": [], "splits": []}
+    for name in ("sglang", "sglang.kernels", "sglang.kernels.ops", "sglang.kernels.ops.attention"):
+        monkeypatch.setitem(sys.modules, name, types.ModuleType(name))
+    decode = types.ModuleType("sglang.kernels.ops.attention.decode_attention")
+    decode.decode_attention_fwd = fake_decode(calls["decode"])
+    metadata = types.ModuleType("sglang.kernels.ops.attention.metadata")
+    metadata.get_num_kv_splits_triton = FakeSplitCounts(calls["splits"])
+    monkeypatch.setitem(sys.modules, decode.__name__, decode)
+    monkeypatch.setitem(sys.modules, metadata.__name__, metadata)
+    return calls
+
+
+def test_the_block_table_becomes_each_requests_slots_back_to_back_and_the_tail_is_never_read():
+    token_slots = adapter_module().token_slots
+    block_tables = torch.tensor([[3, 3, 0], [1, 2, 4]], dtype=torch.int32)  # a block named twice, blocks shared
+    seq_lens = torch.tensor([5, 9], dtype=torch.int32)
+    kv_indptr, kv_indices = token_slots(block_tables, seq_lens, block_size=4)
+    assert kv_indptr.tolist() == [0, 5, 14] and kv_indptr.dtype == kv_indices.dtype == torch.int32
+    assert kv_indices[:5].tolist() == [12, 13, 14, 15, 12]
+    assert kv_indices[5:14].tolist() == [4, 5, 6, 7, 8, 9, 10, 11, 16]
+    assert kv_indices.numel() == 2 * 12 + 1  # sized for full tables: its used length is known only on the device
+
+
+def test_the_adapter_passes_every_cpu_case_against_the_float64_oracle(fake_sglang):
+    judged_on_cpu_cases("paged_decode_attention", adapter_module().PagedDecodeAttention)
+
+
+def test_the_cache_is_read_in_place_with_sglangs_defaults(fake_sglang):
+    module = adapter_module()
+    case = REGISTRY.get("paged_decode_attention").case("cpu_gqa")
+    inputs = case_inputs("paged_decode_attention", "cpu_gqa")
+    attention = module.PagedDecodeAttention(**case.init)
+    out = attention(**inputs)
+    assert out.shape == inputs["query"].shape and out.dtype == inputs["query"].dtype
+    (decode,), (splits,) = fake_sglang["decode"], fake_sglang["splits"]
+    # the pool is a view of the cache (no copy), one slot a row
+    assert decode["k_buffer"].data_ptr() == inputs["key_cache"].data_ptr()
+    assert decode["v_buffer"].data_ptr() == inputs["value_cache"].data_ptr()
+    assert decode["k_buffer"].shape == (40 * 4, 2, 16)
+    assert decode["max_kv_splits"] == splits["max_kv_splits"] == module.MAX_KV_SPLITS == 8
+    assert decode["logits"] == (5, 6, 8, 16) and decode["lse"] == (5, 6, 8)
+    assert math.isclose(decode["sm_scale"], 1 / math.sqrt(16)) and decode["scales"] == (1.0, 1.0)
+    assert decode["options"] == {}  # page_size 1, no logit cap, sinks or score_mod: plain decoding
+    assert splits["grid"] == (1,) and splits["num_seq"] == 5 and splits["num_group"] == 1
+    assert splits["max_num_seq"] == 256 and splits["heads"] == (6, 2)
+
+
+def test_the_adapter_matches_the_eager_module_on_a_larger_batch(fake_sglang):
+    # more than 256 requests: SGLang schedules the split heuristic over the next power of two
+    module = adapter_module()
+    torch.manual_seed(0)
+    init = dict(num_heads=4, num_kv_heads=2, head_dim=8, block_size=2)
+    block_tables = torch.randint(0, 50, (300, 3), dtype=torch.int32)
+    seq_lens = torch.randint(3, 7, (300,), dtype=torch.int32)
+    cache = dict(key_cache=torch.randn(50, 2, 2, 8), value_cache=torch.randn(50, 2, 2, 8))
+    query = torch.randn(300, 4, 8)
+    out = module.PagedDecodeAttention(**init)(query, **cache, block_tables=block_tables, seq_lens=seq_lens)
+    expected = eager_class("paged_decode_attention")(**init)(query, **cache, block_tables=block_tables,
+                                                              seq_lens=seq_lens)
+    torch.testing.assert_close(out, expected)
+    assert fake_sglang["splits"][0]["max_num_seq"] == 512
+
+
+@pytest.mark.skipif(importlib.util.find_spec("sglang") is None, reason="SGLang is not installed (the device has it)")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_sglangs_own_triton_kernels_match_the_oracle_under_the_interpreter(dtype, monkeypatch):
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    module = adapter_module()
+    eager = eager_class("paged_decode_attention")
+    torch.manual_seed(0)
+    for heads, kv_heads, head_dim, block_size, batch, max_blocks, num_blocks in [
+            (6, 2, 16, 4, 5, 9, 40), (3, 1, 24, 16, 3, 7, 13), (4, 4, 32, 16, 2, 3, 6)]:
+        query = torch.randn(batch, heads, head_dim, dtype=dtype) * 3
+        cache = [torch.randn(num_blocks, block_size, kv_heads, head_dim, dtype=dtype) for _ in range(2)]
+        block_tables = torch.randint(0, num_blocks, (batch, max_blocks), dtype=torch.int32)
+        seq_lens = torch.randint(max_blocks * block_size // 2, max_blocks * block_size + 1, (batch,),
+                                 dtype=torch.int32)
+        init = (heads, kv_heads, head_dim, block_size)
+        out = module.PagedDecodeAttention(*init)(query, *cache, block_tables, seq_lens)
+        oracle = eager(*init)(query.double(), *(c.double() for c in cache), block_tables, seq_lens)
+        tolerance = 1e-5 if dtype == torch.float32 else 3e-3
+        assert (out.double() - oracle).abs().max() <= tolerance
