@@ -21,25 +21,7 @@ download() {
 }
 if ! ls "$dest"/sglang-"$version"-*.whl >/dev/null 2>&1; then
   download "sglang==$version"
-  python3 - "$dest" "$version" <<'PY'
-import glob, os, sys, zipfile
-
-wheel = glob.glob(os.path.join(sys.argv[1], f"sglang-{sys.argv[2]}-*.whl"))[0]
-trimmed = wheel + ".trimmed"
-dropped = 0
-with zipfile.ZipFile(wheel) as source, zipfile.ZipFile(trimmed, "w", zipfile.ZIP_DEFLATED) as target:
-    for item in source.infolist():
-        if item.filename.endswith(".so"):
-            dropped += item.file_size
-            continue
-        data = source.read(item.filename)
-        if item.filename.endswith(".dist-info/RECORD"):
-            data = b"\n".join(line for line in data.split(b"\n") if not line.split(b",")[0].endswith(b".so"))
-        target.writestr(item, data)
-os.replace(trimmed, wheel)
-print(f"{os.path.basename(wheel)}: dropped {dropped / 2**20:.0f} MiB of extension modules, "
-      f"{os.path.getsize(wheel) / 2**20:.1f} MiB left")
-PY
+  python3 scripts/trim_wheel.py "$(ls "$dest"/sglang-"$version"-*.whl)" --drop-suffix .so
 fi
 for package in "${imports[@]}"; do
   ls "$dest" | grep -qi "^${package//-/_}-" || download "$package"

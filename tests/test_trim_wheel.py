@@ -1,0 +1,54 @@
+"""scripts/trim_wheel.py: a carried wheel loses the members it never needs and their RECORD lines, and still
+installs with pip (the device installs the carried wheels with pip --target)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import trim_wheel  # noqa: E402
+
+
+def make_wheel(directory: Path) -> Path:
+    wheel = directory / "demo-1.0-py3-none-any.whl"
+    members = {
+        "demo/__init__.py": "VALUE = 1\n",
+        "demo/_server.cpython-312-x86_64-linux-gnu.so": "x" * 4096,
+        "demo/kernels/ops.py": "def op():\n    return 2\n",
+        "demo-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n",
+        "demo-1.0.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = "\n".join(f"{name},," for name in members) + "\ndemo-1.0.dist-info/RECORD,,\n"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for name, text in members.items():
+            archive.writestr(name, text)
+        archive.writestr("demo-1.0.dist-info/RECORD", record)
+    return wheel
+
+
+def test_the_dropped_suffix_leaves_the_wheel_and_its_record_and_everything_else_stays(tmp_path):
+    wheel = make_wheel(tmp_path)
+    assert trim_wheel.trim(wheel, (".so",)) == (1, 4096)
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        record = archive.read("demo-1.0.dist-info/RECORD").decode()
+    assert not any(name.endswith(".so") for name in names)
+    assert {"demo/__init__.py", "demo/kernels/ops.py", "demo-1.0.dist-info/METADATA"} <= set(names)
+    assert ".so" not in record and "demo/kernels/ops.py,," in record
+
+
+def test_the_trimmed_wheel_installs_with_pip_and_imports(tmp_path):
+    wheel = make_wheel(tmp_path)
+    assert trim_wheel.main([str(wheel), "--drop-suffix", ".so"]) == 0
+    site = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps", "--target", str(site),
+                    str(wheel)], check=True, capture_output=True, text=True, timeout=300)
+    done = subprocess.run([sys.executable, "-c", "import demo.kernels.ops as o; print(o.op())"], cwd=site,
+                          capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "2", done.stderr
+    assert not list(site.rglob("*.so"))
