@@ -23,7 +23,9 @@ TASK_DIR = REGISTRY.directory("paged_decode_attention")
 
 
 def adapter_module():
-    return import_file(TASK_DIR / "sglang.py", namespace="test.sglang_adapter")
+    """The adapter imported afresh (it binds SGLang's kernels at import), against whatever `sglang` is there now."""
+    adapter_module.count = getattr(adapter_module, "count", 0) + 1
+    return import_file(TASK_DIR / "sglang.py", namespace=f"test.sglang_adapter_{adapter_module.count}")
 
 
 class FakeSplitCounts:
@@ -76,7 +78,7 @@ def fake_sglang(monkeypatch):
     return calls
 
 
-def test_the_block_table_becomes_each_requests_slots_back_to_back_and_the_tail_is_never_read():
+def test_the_block_table_becomes_each_requests_slots_back_to_back_and_the_tail_is_never_read(fake_sglang):
     token_slots = adapter_module().token_slots
     block_tables = torch.tensor([[3, 3, 0], [1, 2, 4]], dtype=torch.int32)  # a block named twice, blocks shared
     seq_lens = torch.tensor([5, 9], dtype=torch.int32)

@@ -15,6 +15,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import torch
+# at import, as every library baseline: a worker loads the baselines' modules before its integrity snapshot, and
+# builds instances after it (what SGLang's import sets up must not read as a candidate's doing)
+from sglang.kernels.ops.attention.decode_attention import decode_attention_fwd
+from sglang.kernels.ops.attention.metadata import get_num_kv_splits_triton
 
 from fastkernels.implementations import import_file
 
@@ -45,11 +49,6 @@ def token_slots(block_tables: torch.Tensor, seq_lens: torch.Tensor, block_size: 
 class PagedDecodeAttention(_eager.PagedDecodeAttention):
     def __init__(self, num_heads: int, num_kv_heads: int, head_dim: int, block_size: int) -> None:
         super().__init__(num_heads, num_kv_heads, head_dim, block_size)
-        from sglang.kernels.ops.attention.decode_attention import decode_attention_fwd
-        from sglang.kernels.ops.attention.metadata import get_num_kv_splits_triton
-
-        self._decode = decode_attention_fwd
-        self._num_kv_splits = get_num_kv_splits_triton
         self._sm_count: int | None = None
 
     def forward(self, query: torch.Tensor, key_cache: torch.Tensor, value_cache: torch.Tensor,
@@ -60,7 +59,7 @@ class PagedDecodeAttention(_eager.PagedDecodeAttention):
             self._sm_count = torch.cuda.get_device_properties(query.device).multi_processor_count if cuda else 1
         kv_indptr, kv_indices = token_slots(block_tables, seq_lens, self.block_size)
         num_kv_splits = torch.empty(batch, dtype=torch.int32, device=query.device)
-        self._num_kv_splits[(1,)](
+        get_num_kv_splits_triton[(1,)](
             num_kv_splits, seq_lens, batch, 1, self.num_heads, self.num_kv_heads, MAX_KV_SPLITS, self._sm_count,
             MAX_NUM_SEQ=max(256, 1 << (batch - 1).bit_length()),
         )
@@ -68,7 +67,7 @@ class PagedDecodeAttention(_eager.PagedDecodeAttention):
         logits = torch.empty(batch, self.num_heads, MAX_KV_SPLITS, self.head_dim, dtype=torch.float32,
                              device=query.device)
         lse = torch.empty(batch, self.num_heads, MAX_KV_SPLITS, dtype=torch.float32, device=query.device)
-        self._decode(
+        decode_attention_fwd(
             query, key_cache.view(-1, self.num_kv_heads, self.head_dim),
             value_cache.view(-1, self.num_kv_heads, self.head_dim), out, kv_indptr, kv_indices, logits, lse,
             num_kv_splits, MAX_KV_SPLITS, self.softmax_scale, 1.0, 1.0,
