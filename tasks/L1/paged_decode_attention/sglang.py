@@ -16,7 +16,9 @@ from pathlib import Path
 
 import torch
 # at import, as every library baseline: a worker loads the baselines' modules before its integrity snapshot, and
-# builds instances after it (what SGLang's import sets up must not read as a candidate's doing)
+# builds instances after it. SGLang's import sets up things the snapshot watches: it setdefaults TRITON_CACHE_DIR,
+# TORCHINDUCTOR_CACHE_DIR, CUDA_CACHE_PATH and two more to ~/.cache/sglang (a harness on the device sets the first
+# two itself) and imports torch._dynamo (checked 2026-12-02 on the CPU: no torch function patched, no thread)
 from sglang.kernels.ops.attention.decode_attention import decode_attention_fwd
 from sglang.kernels.ops.attention.metadata import get_num_kv_splits_triton
 
