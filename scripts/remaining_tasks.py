@@ -15,7 +15,8 @@ Runs made since 2026-12-01 also name their code by content (env.json `harness_sh
 `--commit` accepts exactly the runs whose digest starts with it.
 
 Usage: python scripts/remaining_tasks.py [RUN ...] (--commit SHA [--same-harness SHA ...] | --harness SHA256)
-       [--calls 3] [--times-from OLD_RUN ...] [--lanes-dir .lanes --gpus 2 [--warm-lanes 6 --no-warm moe_experts]]
+       [--calls 3 [--first-call-share 0.5]] [--times-from OLD_RUN ...]
+       [--lanes-dir .lanes --gpus 2 [--warm-lanes 6 --no-warm moe_experts]]
 (the runs first: the options that take several values would take them too)
 With --lanes-dir the groups are also written as scripts/device-lanes.sh files, a noop lane a GPU, --gpus lanes a call;
 --warm-lanes adds warm.txt, the warm step in lanes side by side on GPU 0 (compiling is CPU-bound), run first.
@@ -103,15 +104,18 @@ def compile_seconds(runs: list[Path]) -> dict[str, float]:
     return seconds
 
 
-def split(tasks: list[str], calls: int, seconds: dict[str, float]) -> list[list[str]]:
+def split(tasks: list[str], calls: int, seconds: dict[str, float], first_share: float = 1.0) -> list[list[str]]:
     """`tasks` in `calls` groups of about equal expected time, longest first into the lightest group (order kept
-    within a group). A task without a time counts as the median of the known ones."""
+    within a group). A task without a time counts as the median of the known ones. With `first_share` below 1 the
+    first group is sized to that share of the others (the first call also runs the warm lanes)."""
     known = sorted(seconds[t] for t in tasks if t in seconds)
     default = known[len(known) // 2] if known else 1.0
     groups: list[list[str]] = [[] for _ in range(max(1, min(calls, len(tasks))))]
     loads = [0.0] * len(groups)
+    shares = [first_share] + [1.0] * (len(groups) - 1)
     for task in sorted(tasks, key=lambda t: -seconds.get(t, default)):
-        lightest = loads.index(min(loads))
+        fill = [(load + seconds.get(task, default)) / share for load, share in zip(loads, shares)]
+        lightest = fill.index(min(fill))
         groups[lightest].append(task)
         loads[lightest] += seconds.get(task, default)
     order = {task: index for index, task in enumerate(tasks)}
@@ -139,10 +143,15 @@ def main() -> int:
     parser.add_argument("--warm-lanes", type=int, default=0, metavar="N",
                         help="with --lanes-dir, also write DIR/warm.txt: the warm step over what is left in N lanes "
                              "side by side on GPU 0, to run before the calls (they then time on warm caches)")
+    parser.add_argument("--first-call-share", type=float, default=1.0, metavar="F",
+                        help="size the first group to F of the others (0 < F <= 1): the first call also runs the warm "
+                             "lanes (2026-12-02: they took 230 s of a 575 s call, and an equal third ran out of time)")
     parser.add_argument("--no-warm", nargs="*", default=[], metavar="TASK",
                         help="tasks the warm lanes leave out (one whose autotuning times the GPU: Liger's fused MoE "
                              "in moe_experts would tune beside the other lanes' work)")
     args = parser.parse_args()
+    if not 0 < args.first_call_share <= 1:
+        parser.error(f"--first-call-share {args.first_call_share}: a share in (0, 1]")
     if bool(args.commit) == bool(args.harness):
         parser.error("name the pass's code by one of --commit or --harness")
     if args.harness and args.same_harness:
@@ -169,7 +178,7 @@ def main() -> int:
     total = sum(len([c for c in registry.get(n).cases if c.tier == args.tier]) for n in registry.names)
     print(f"{len(registry.names) - len(left)} of {len(registry.names)} tasks done ({len(done)} of {total} "
           f"{args.tier} cases have rows at {args.commit or args.harness}); {len(left)} left", file=sys.stderr)
-    groups = split(left, args.calls, timed_seconds) if left else []
+    groups = split(left, args.calls, timed_seconds, args.first_call_share) if left else []
     for group in groups:
         expected = sum(timed_seconds.get(task, 0.0) for task in group)
         print(f'FK_TASKS="tasks=all tasks.include=[{",".join(group)}]"  # {len(group)} tasks, ~{expected:.0f} s '

@@ -56,6 +56,17 @@ def test_what_is_left_splits_into_calls_of_about_equal_expected_time(tmp_path):
     assert times == {"moe_experts": 373.2}
 
 
+def test_the_first_call_can_be_sized_to_a_share_of_the_others_since_it_also_runs_the_warm_lanes():
+    seconds = {name: 100.0 for name in "abcdefghij"}
+    groups = remaining_tasks.split(list("abcdefghij"), 3, seconds, first_share=0.5)
+    assert [len(group) for group in groups] == [2, 4, 4]
+    assert [len(group) for group in remaining_tasks.split(list("abcdefghij"), 3, seconds)] in ([4, 3, 3], [3, 4, 3],
+                                                                                              [3, 3, 4])
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "remaining_tasks.py"), "--commit", "abc123",
+                           "--first-call-share", "0"], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 2 and "--first-call-share 0.0: a share in (0, 1]" in done.stderr
+
+
 def _have(*commits: str) -> bool:
     return all(subprocess.run(["git", "cat-file", "-e", f"{c}^{{commit}}"], cwd=ROOT).returncode == 0 for c in commits)
 
