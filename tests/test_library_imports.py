@@ -49,7 +49,8 @@ class StubLibraries(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 
 LIBRARY_IMPLEMENTATIONS = [
-    (task, implementation) for task in REGISTRY.names for implementation in REGISTRY.get(task).implementations.production
+    (task, implementation)
+    for task in REGISTRY.names for implementation in REGISTRY.get(task).implementations.production
     if implementation.requires and implementation.source.partition(":")[0].endswith(".py")]
 
 

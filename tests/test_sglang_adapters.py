@@ -1,4 +1,5 @@
-"""SGLang adapters map the task's layout onto SGLang's exactly. SGLang is not installed for CI (its wheel and import
+"""SGLang adapters (paged_decode_attention's decode kernel, mamba2_ssd's chunked SSD) map the task's layout onto
+SGLang's exactly. SGLang is not installed for CI (its wheel and import
 chain are large; the device carries it, scripts/pack-sglang.sh), so here its decode kernel and split-count kernel are
 replaced by PyTorch versions of their semantics as SGLang 0.5.23's source defines them (request b attends to the
 pool slots kv_indices[kv_indptr[b]:kv_indptr[b + 1]] of a [slots, kv_heads, head_dim] pool, a split count a
@@ -22,10 +23,10 @@ from fastkernels.implementations import import_file
 TASK_DIR = REGISTRY.directory("paged_decode_attention")
 
 
-def adapter_module():
+def adapter_module(task: str = "paged_decode_attention"):
     """The adapter imported afresh (it binds SGLang's kernels at import), against whatever `sglang` is there now."""
     adapter_module.count = getattr(adapter_module, "count", 0) + 1
-    return import_file(TASK_DIR / "sglang.py", namespace=f"test.sglang_adapter_{adapter_module.count}")
+    return import_file(REGISTRY.directory(task) / "sglang.py", namespace=f"test.sglang_adapter_{adapter_module.count}")
 
 
 class FakeSplitCounts:
@@ -64,17 +65,36 @@ def fake_decode(calls: list[dict]):
     return decode
 
 
+def fake_chunk_scan(calls: list[dict]):
+    """mamba_chunk_scan_combined(x, dt, A, B, C, chunk_size, D, z, dt_bias, dt_softplus, out, return_final_states,
+    state_dtype): y written into `out`, the final state [batch, heads, headdim, dstate] returned in state_dtype (the
+    SSD recurrence itself, from the task's eager module)."""
+    eager = eager_class("mamba2_ssd")
+
+    def scan(x, dt, A, B, C, chunk_size, D=None, z=None, dt_bias=None, dt_softplus=False, out=None,
+             return_final_states=False, state_dtype=None, **options):
+        calls.append(dict(chunk_size=chunk_size, dt_softplus=dt_softplus, out=out, x=x,
+                          return_final_states=return_final_states, state_dtype=state_dtype, options=options))
+        y, state = eager(chunk_size, dt_softplus)(x, dt, A, B, C, D, z, dt_bias)
+        out.copy_(y)
+        return state.to(state_dtype or C.dtype) if return_final_states else None
+    return scan
+
+
 @pytest.fixture
 def fake_sglang(monkeypatch):
-    calls: dict[str, list[dict]] = {"decode": [], "splits": []}
-    for name in ("sglang", "sglang.kernels", "sglang.kernels.ops", "sglang.kernels.ops.attention"):
+    calls: dict[str, list[dict]] = {"decode": [], "splits": [], "scan": []}
+    for name in ("sglang", "sglang.kernels", "sglang.kernels.ops", "sglang.kernels.ops.attention",
+                 "sglang.kernels.ops.mamba"):
         monkeypatch.setitem(sys.modules, name, types.ModuleType(name))
     decode = types.ModuleType("sglang.kernels.ops.attention.decode_attention")
     decode.decode_attention_fwd = fake_decode(calls["decode"])
     metadata = types.ModuleType("sglang.kernels.ops.attention.metadata")
     metadata.get_num_kv_splits_triton = FakeSplitCounts(calls["splits"])
-    monkeypatch.setitem(sys.modules, decode.__name__, decode)
-    monkeypatch.setitem(sys.modules, metadata.__name__, metadata)
+    mamba = types.ModuleType("sglang.kernels.ops.mamba.triton_ops")
+    mamba.mamba_chunk_scan_combined = fake_chunk_scan(calls["scan"])
+    for module in (decode, metadata, mamba):
+        monkeypatch.setitem(sys.modules, module.__name__, module)
     return calls
 
 
@@ -127,6 +147,58 @@ def test_the_adapter_matches_the_eager_module_on_a_larger_batch(fake_sglang):
                                                               seq_lens=seq_lens)
     torch.testing.assert_close(out, expected)
     assert fake_sglang["splits"][0]["max_num_seq"] == 512
+
+
+def test_the_ssd_adapter_passes_every_cpu_case_against_the_float64_oracle(fake_sglang):
+    judged_on_cpu_cases("mamba2_ssd", adapter_module("mamba2_ssd").MambaChunkScan)
+
+
+def test_the_ssd_adapter_asks_for_float32_states_and_writes_y_into_a_buffer_like_x(fake_sglang):
+    case = REGISTRY.get("mamba2_ssd").case("cpu_groups_gate")
+    inputs = case_inputs("mamba2_ssd", "cpu_groups_gate")
+    y, state = adapter_module("mamba2_ssd").MambaChunkScan(**case.init)(**inputs)
+    (scan,) = fake_sglang["scan"]
+    assert scan["out"] is y and y.shape == inputs["x"].shape and y.dtype == inputs["x"].dtype
+    assert scan["x"] is inputs["x"] and scan["options"] == {}  # no initial states, seq_idx or varlen: one pass
+    assert scan["return_final_states"] and scan["state_dtype"] == torch.float32 and state.dtype == torch.float32
+    assert (scan["chunk_size"], scan["dt_softplus"]) == (case.init["chunk_size"], case.init["dt_softplus"])
+
+
+def interpreter_shims(monkeypatch) -> None:
+    """What SGLang's kernels need of a GPU that the Triton interpreter lacks: the SSD wrappers enter
+    torch.get_device_module(device).device(index), and an autotuned kernel benchmarks its configs on a driver
+    (every config timed alike here, so the first one that fits runs)."""
+    import contextlib
+
+    from triton.runtime.autotuner import Autotuner
+
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    monkeypatch.setattr(torch.cpu, "device", lambda index=None: contextlib.nullcontext(), raising=False)
+    monkeypatch.setattr(Autotuner, "_bench", lambda self, *args, config, **meta: [1.0, 1.0, 1.0])
+
+
+@pytest.mark.skipif(importlib.util.find_spec("sglang") is None, reason="SGLang is not installed (the device has it)")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_sglangs_own_ssd_kernels_match_the_oracle_under_the_interpreter(dtype, monkeypatch):
+    interpreter_shims(monkeypatch)
+    module = adapter_module("mamba2_ssd")
+    eager = eager_class("mamba2_ssd")
+    torch.manual_seed(0)
+    for batch, seqlen, heads, headdim, groups, dstate, chunk, gated in [(2, 24, 4, 8, 2, 16, 8, True),
+                                                                        (1, 40, 2, 16, 1, 8, 16, False)]:
+        x = torch.randn(batch, seqlen, heads, headdim, dtype=dtype)
+        dt = torch.randn(batch, seqlen, heads, dtype=dtype)
+        A = torch.empty(heads).uniform_(-16, -1)
+        B, C = (torch.randn(batch, seqlen, groups, dstate, dtype=dtype) for _ in range(2))
+        D = 1 + 0.1 * torch.randn(heads)
+        z = torch.randn(batch, seqlen, heads, headdim, dtype=dtype) if gated else None
+        dt_bias = torch.empty(heads).uniform_(-6.9, -2.3)
+        y, state = module.MambaChunkScan(chunk, True)(x, dt, A, B, C, D, z, dt_bias)
+        wide = [t.double() if t is not None else None for t in (x, dt, A, B, C, D, z, dt_bias)]
+        y_oracle, state_oracle = eager(chunk, True)(*wide)
+        tolerance = 1e-5 if dtype == torch.float32 else 5e-3
+        assert (y.double() - y_oracle).abs().max() <= tolerance
+        assert (state.double() - state_oracle).abs().max() <= tolerance
 
 
 @pytest.mark.skipif(importlib.util.find_spec("sglang") is None, reason="SGLang is not installed (the device has it)")
