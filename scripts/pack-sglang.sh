@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Adds SGLang (a production baselines' library: paged_decode_attention's Triton decode kernel, mamba2_ssd's Triton
-# SSD kernels) and what importing its
-# kernels pulls in to the device tool's carried wheels (.whl/, installed there by scripts/device-env.sh).
+# Adds SGLang (the library of two production baselines: paged_decode_attention's Triton decode kernel, mamba2_ssd's
+# Triton SSD kernels) and what importing its kernels pulls in to the device tool's carried wheels (.whl/, installed
+# there by scripts/device-env.sh).
 # SGLang's wheel is 39 MB, 44 MB of it unpacked being Rust extensions of its server that importing
 # sglang.kernels never loads: they are dropped (and their RECORD lines), which leaves about 6 MB. Its kernels'
 # import chain (sglang/__init__ and sglang.srt.utils) needs the packages below; the device image has torch, triton,
