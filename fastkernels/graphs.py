@@ -1,6 +1,6 @@
 """CUDA-graph timing: production replays small kernels from graphs, so launch overhead is not the kernel's cost.
 
-Every implementation is captured `graph_captures` times (A0 B0 A1 B1 ..., each capture its own memory pool; raised
+Every implementation is captured `graph_captures` times (A0 B0 B1 A1 ..., each capture its own memory pool; raised
 up to `graph_captures_max` while the speedup's interval stays wide, see graph_fields) on the same static input
 tensors (a graph holds their addresses), so baseline and candidate read the same memory, as they do in eager timing.
 Several captures because a replay's speed is drawn at capture: on the H200 (2026-11-30,

@@ -80,7 +80,8 @@ for step in "$@"; do
   case "$step" in
     gpu-tests)  # exploit candidates among them: caches of their own, never collected as picks
       TRITON_CACHE_DIR=$cache/untrusted/triton TORCHINDUCTOR_CACHE_DIR=$cache/untrusted/inductor \
-        timeout "$(step_limit 540)" python3 -m pytest tests/gpu -o addopts="" -v --durations=5 ${FK_GPU_TESTS:+-k "$FK_GPU_TESTS"} 2>&1 | tee "$out/gpu-tests.log" | tail -12 ;;
+        timeout "$(step_limit 540)" python3 -m pytest tests/gpu -o addopts="" -v --durations=5 \
+          ${FK_GPU_TESTS:+-k "$FK_GPU_TESTS"} 2>&1 | tee "$out/gpu-tests.log" | tail -12 ;;
     noop|reference|inductor)
       agent=$step; selection=("${tasks[@]}")
       if [ "$step" = inductor ]; then  # every task with an Inductor production implementation, noop

@@ -17,12 +17,18 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_the_calls_step_keeps_every_call_in_both_variants_and_reads_them(tmp_path):
-    environment = {**os.environ, "FK_HARDWARE": "cpu", "FK_WHEELS": "none", "OUT": str(tmp_path),
-                   "FK_TASKS": "tasks.include=[silu_and_mul]", "FK_OVERRIDES": "harness.max_iterations=24",
-                   "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}  # python3: this venv
-    done = subprocess.run(["bash", "scripts/device-session.sh", "calls"], cwd=ROOT, env=environment,
+def device_session(out: Path, *steps: str, **variables: str) -> subprocess.CompletedProcess:
+    """scripts/device-session.sh STEPS on the CPU profile, with this venv's python3 and no carried wheels, $OUT at
+    `out` and `variables` (FK_TASKS, FK_OVERRIDES ...) set."""
+    environment = {**os.environ, "FK_HARDWARE": "cpu", "FK_WHEELS": "none", "OUT": str(out),
+                   "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}", **variables}
+    return subprocess.run(["bash", "scripts/device-session.sh", *steps], cwd=ROOT, env=environment,
                           capture_output=True, text=True, timeout=600)
+
+
+def test_the_calls_step_keeps_every_call_in_both_variants_and_reads_them(tmp_path):
+    done = device_session(tmp_path, "calls", FK_TASKS="tasks.include=[silu_and_mul]",
+                          FK_OVERRIDES="harness.max_iterations=24")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "step calls:" in done.stdout
     report = (tmp_path / "calls.txt").read_text()
@@ -34,11 +40,7 @@ def test_the_calls_step_keeps_every_call_in_both_variants_and_reads_them(tmp_pat
 
 
 def test_the_warm_step_discards_its_rows_but_first_says_how_they_ended(tmp_path):
-    environment = {**os.environ, "FK_HARDWARE": "cpu", "FK_WHEELS": "none", "OUT": str(tmp_path),
-                   "FK_TASKS": "tasks.include=[silu_and_mul]",
-                   "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    done = subprocess.run(["bash", "scripts/device-session.sh", "warm"], cwd=ROOT, env=environment,
-                          capture_output=True, text=True, timeout=600)
+    done = device_session(tmp_path, "warm", FK_TASKS="tasks.include=[silu_and_mul]")
     assert done.returncode == 0, done.stdout + done.stderr
     summary = (tmp_path / "warm-rows.txt").read_text()
     assert "rows: PASSED" in summary and "REWARD_HACK" not in summary
@@ -48,11 +50,7 @@ def test_the_warm_step_discards_its_rows_but_first_says_how_they_ended(tmp_path)
 def test_the_gpu_tests_step_logs_each_test_by_name_and_runs_only_those_fk_gpu_tests_selects(tmp_path):
     # without CUDA every GPU test is skipped, which is enough to see what the step collects and how it logs:
     # a call cut short must still say which tests ran, and the next call must be able to run only the rest
-    environment = {**os.environ, "FK_HARDWARE": "cpu", "FK_WHEELS": "none", "OUT": str(tmp_path),
-                   "FK_GPU_TESTS": "side_stream or uncapturable",
-                   "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    done = subprocess.run(["bash", "scripts/device-session.sh", "gpu-tests"], cwd=ROOT, env=environment,
-                          capture_output=True, text=True, timeout=600)
+    done = device_session(tmp_path, "gpu-tests", FK_GPU_TESTS="side_stream or uncapturable")
     assert done.returncode == 0, done.stdout + done.stderr
     log = (tmp_path / "gpu-tests.log").read_text()
     assert "test_work_on_a_side_stream_is_a_reward_hack SKIPPED" in log
@@ -67,11 +65,8 @@ def test_the_inductor_step_runs_noop_over_the_inductor_tasks_and_lists_candidate
               "hash_grid_encoding,layer_norm_2d,llama3_rope,maxsim,modulated_layer_norm,mrope,"
               "per_token_group_quant_fp8,quick_gelu,rope_3d,rotary_embedding,softmax,spherical_harmonics,"
               "timestep_embedding,topk_routing,upsample_nearest2d,vision_rope_2d")
-    environment = {**os.environ, "FK_HARDWARE": "cpu", "FK_WHEELS": "none", "OUT": str(tmp_path),
-                   "FK_OVERRIDES": f"baseline=inductor tasks.exclude=[{others}] harness.max_iterations=24",
-                   "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    done = subprocess.run(["bash", "scripts/device-session.sh", "inductor"], cwd=ROOT, env=environment,
-                          capture_output=True, text=True, timeout=600)
+    done = device_session(tmp_path, "inductor",
+                          FK_OVERRIDES=f"baseline=inductor tasks.exclude=[{others}] harness.max_iterations=24")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "step inductor:" in done.stdout
     with tarfile.open(tmp_path / "inductor.tgz") as archive:
@@ -84,12 +79,9 @@ def test_the_reference_step_runs_only_the_tasks_a_reference_candidate_exists_for
     # a task without a candidate is NOT_ATTEMPTED but still times its baseline (3-10 s a case on the H200, 86 wasted
     # cases on 2026-12-01); all of the candidates' tasks but hardswish are left out here to keep it short
     candidates = sorted(path.stem for path in (ROOT / "agents" / "reference").glob("L*/*.py"))
-    environment = {**os.environ, "FK_HARDWARE": "cpu", "FK_WHEELS": "none", "OUT": str(tmp_path),
-                   "FK_OVERRIDES": f"tasks.exclude=[{','.join(c for c in candidates if c != 'hardswish')}]"
-                                   " harness.max_iterations=24",
-                   "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    done = subprocess.run(["bash", "scripts/device-session.sh", "reference"], cwd=ROOT, env=environment,
-                          capture_output=True, text=True, timeout=600)
+    done = device_session(tmp_path, "reference",
+                          FK_OVERRIDES=f"tasks.exclude=[{','.join(c for c in candidates if c != 'hardswish')}]"
+                                       " harness.max_iterations=24")
     assert done.returncode == 0, done.stdout + done.stderr
     with tarfile.open(tmp_path / "reference.tgz") as archive:
         rows = [json.loads(line) for line in archive.extractfile("reference/results.jsonl").read().splitlines()]
@@ -99,12 +91,8 @@ def test_the_reference_step_runs_only_the_tasks_a_reference_candidate_exists_for
 
 def test_the_caches_step_runs_the_same_noop_in_shared_and_in_per_case_compile_caches(tmp_path):
     # what per-case compile caches cost on the GPU is measured by this step (docs/progress.md, gap 6)
-    environment = {**os.environ, "FK_HARDWARE": "cpu", "FK_WHEELS": "none", "OUT": str(tmp_path),
-                   "FK_CACHE": str(tmp_path / "cache"), "FK_PICKS": "none",
-                   "FK_TASKS": "tasks=all tasks.include=[silu_and_mul]", "FK_OVERRIDES": "harness.max_iterations=24",
-                   "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    done = subprocess.run(["bash", "scripts/device-session.sh", "caches"], cwd=ROOT, env=environment,
-                          capture_output=True, text=True, timeout=600)
+    done = device_session(tmp_path, "caches", FK_CACHE=str(tmp_path / "cache"), FK_PICKS="none",
+                          FK_TASKS="tasks=all tasks.include=[silu_and_mul]", FK_OVERRIDES="harness.max_iterations=24")
     assert done.returncode == 0, done.stdout + done.stderr
     report = (tmp_path / "caches.txt").read_text()
     assert report.index("== harness.compile_caches=shared") < report.index("== harness.compile_caches=per_case")
@@ -118,13 +106,10 @@ def test_the_caches_step_runs_the_same_noop_in_shared_and_in_per_case_compile_ca
 def test_a_call_budget_cuts_a_step_short_in_time_to_pack_its_rows_and_skips_steps_that_no_longer_fit(tmp_path):
     # the device tool ends a call at its timeout and returns only what lies under $OUT: a run cut by the call itself
     # lost its worker logs (2026-12-01), one cut by the budget is interrupted, packed and summarised
-    environment = {**os.environ, "FK_HARDWARE": "cpu", "FK_WHEELS": "none", "OUT": str(tmp_path),
-                   "FK_TASKS": "tasks=all tasks.levels=[1]", "FK_CALL_BUDGET": "90", "FK_PACK_MARGIN": "55",
-                   "FK_OVERRIDES": "harness.warmup=1 harness.max_iterations=8",  # rows finish on a loaded machine too
-                   "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     started = time.monotonic()
-    done = subprocess.run(["bash", "scripts/device-session.sh", "noop", "ceilings"], cwd=ROOT, env=environment,
-                          capture_output=True, text=True, timeout=600)
+    done = device_session(tmp_path, "noop", "ceilings", FK_TASKS="tasks=all tasks.levels=[1]", FK_CALL_BUDGET="90",
+                          FK_PACK_MARGIN="55",
+                          FK_OVERRIDES="harness.warmup=1 harness.max_iterations=8")  # rows finish on a loaded machine
     assert done.returncode == 0, done.stdout + done.stderr
     assert time.monotonic() - started < 90
     with tarfile.open(tmp_path / "noop.tgz") as archive:
@@ -144,12 +129,8 @@ def test_carried_tuning_picks_are_restored_recorded_in_the_run_and_handed_back(t
         info.size = len(data)
         tar.addfile(info, io.BytesIO(data))
     out, cache = tmp_path / "out", tmp_path / "cache"
-    environment = {**os.environ, "FK_HARDWARE": "cpu", "FK_WHEELS": "none", "OUT": str(out), "FK_CACHE": str(cache),
-                   "FK_PICKS": str(earlier), "FK_TASKS": "tasks.include=[silu_and_mul]",
-                   "FK_OVERRIDES": "harness.max_iterations=24",
-                   "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    done = subprocess.run(["bash", "scripts/device-session.sh", "noop"], cwd=ROOT, env=environment,
-                          capture_output=True, text=True, timeout=600)
+    done = device_session(out, "noop", FK_CACHE=str(cache), FK_PICKS=str(earlier),
+                          FK_TASKS="tasks.include=[silu_and_mul]", FK_OVERRIDES="harness.max_iterations=24")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "tuning picks: 1 restored" in done.stdout
     assert (cache / "triton" / "ab12" / "chunk_fwd_kernel.autotune.json").read_bytes() == data

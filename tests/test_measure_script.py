@@ -12,6 +12,13 @@ from pathlib import Path
 SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "measure.py"
 
 
+def noop_rows(tmp_path: Path, *runs: str) -> str:
+    """What `measure.py --parts none --noop-rows` prints for the runs tmp_path/RUN..., in that order."""
+    return subprocess.run([sys.executable, str(SCRIPT), "--parts", "none", "--noop-rows",
+                           *(str(tmp_path / run) for run in runs), "--out", str(tmp_path / "out")],
+                          capture_output=True, text=True, check=True).stdout
+
+
 def _row(task, case, speedup, ci, status="PASSED", lags=(0.008, 0.009)):
     return {"task": task, "case": case, "status": status, "speedup": speedup, "speedup_ci95": ci,
             "baseline_impl": "native", "baseline_ms": 0.010, "candidate_ms": 0.010, "samples": 1,
@@ -34,8 +41,7 @@ def test_noop_rows_and_worker_time_of_a_cut_short_run(tmp_path):
                                    "[    9.00 s] b/c1: graph replays timed (10 pairs, 0.30 s of it judging rechecks,"
                                    " launch pad 5000 us)\n"
                                    "[   10.00 s] case c1 PASSED\n")
-    out = subprocess.run([sys.executable, str(SCRIPT), "--parts", "none", "--noop-rows", str(tmp_path / "run"),
-                          "--out", str(tmp_path / "out")], capture_output=True, text=True, check=True).stdout
+    out = noop_rows(tmp_path, "run")
     # |1-s| = 0.001, 0.05, 0.03, 0.001: median 0.0155, max 0.05 (a/c1); two over 2%
     assert "noop: 4/4 rows PASSED over 2 tasks; median |1-s| = 0.0155, max |1-s| = 0.0500 (a/c1);" \
            " 2 rows over 2%, 2 over 1%" in out
@@ -81,9 +87,7 @@ def test_a_task_case_re_run_later_counts_once_from_the_last_run_listed(tmp_path)
         (tmp_path / run / "results.jsonl").write_text(
             json.dumps(_row("a", "c0", speedup, [speedup - 0.01, speedup + 0.01])) + "\n"
             + (json.dumps(_row("b", "c0", 0.995, [0.99, 1.0])) + "\n" if run == "first" else ""))
-    out = subprocess.run([sys.executable, str(SCRIPT), "--parts", "none", "--noop-rows", str(tmp_path / "first"),
-                          str(tmp_path / "rerun"), "--out", str(tmp_path / "out")],
-                         capture_output=True, text=True, check=True).stdout
+    out = noop_rows(tmp_path, "first", "rerun")
     assert "noop: 2/2 rows PASSED over 2 tasks; median |1-s| = 0.0035, max |1-s| = 0.0050 (b/c0);" in out
 
 
@@ -96,9 +100,7 @@ def test_a_task_re_run_later_takes_its_worker_time_from_the_same_run_as_its_rows
         row = _row("a", "c0", 1.0, [0.99, 1.01]) | {"compile_s": {"native": compile_s, "candidate": 0.0}}
         (workers / "a.rows.jsonl").write_text(json.dumps(row) + "\n")
         (workers / "a.log").write_text(f"[    0.50 s] torch imported\n[{seconds:8.2f} s] case c0 PASSED\n")
-    out = subprocess.run([sys.executable, str(SCRIPT), "--parts", "none", "--noop-rows", str(tmp_path / "cold"),
-                          str(tmp_path / "warm"), "--out", str(tmp_path / "out")],
-                         capture_output=True, text=True, check=True).stdout
+    out = noop_rows(tmp_path, "cold", "warm")
     assert "worker time: 3 s for 1 task-cases of 1 tasks = 3.0 s each" in out
     assert "compile time (first calls beyond the quickest later call, 1 rows): 1 s; harness overhead without it:" \
            " 2.00 s per task-case" in out
@@ -113,9 +115,7 @@ def test_each_lanes_fork_server_start_up_is_counted_apart(tmp_path):
             (workers / f"{task}.rows.jsonl").write_text(json.dumps(_row(task, "c0", 1.0, [0.99, 1.01])) + "\n")
             (workers / f"{task}.log").write_text(f"[{first:8.2f} s] torch imported (16 CPU threads)\n"
                                                  f"[{first + 2:8.2f} s] case c0 PASSED\n")
-    out = subprocess.run([sys.executable, str(SCRIPT), "--parts", "none", "--noop-rows", str(tmp_path / "one"),
-                          str(tmp_path / "two"), "--out", str(tmp_path / "out")],
-                         capture_output=True, text=True, check=True).stdout
+    out = noop_rows(tmp_path, "one", "two")
     assert "worker start-ups (a fork server importing torch and the kernel libraries, once a lane and run): 2, 21.0 s" \
         in out
 
@@ -130,9 +130,7 @@ def test_a_pass_stitched_from_runs_also_reports_its_overhead_with_one_start_up(t
         (workers / f"{task}.rows.jsonl").write_text(json.dumps(row) + "\n")
         (workers / f"{task}.log").write_text(f"[{first:8.2f} s] torch imported (16 CPU threads)\n"
                                              f"[{first + 3:8.2f} s] case c0 PASSED\n")
-    out = subprocess.run([sys.executable, str(SCRIPT), "--parts", "none", "--noop-rows", str(tmp_path / "one"),
-                          str(tmp_path / "two"), "--out", str(tmp_path / "out")],
-                         capture_output=True, text=True, check=True).stdout
+    out = noop_rows(tmp_path, "one", "two")
     # worker time 13.5 + 15.5 = 29 s, less 2 s compiling: 13.5 s a case; less the shorter start-up: (27 - 10.5) / 2
     assert "harness overhead without it: 13.50 s per task-case" in out
     assert "the same with one start-up (the longest), as one run on one lane pays it: 8.25 s per task-case" in out
@@ -153,8 +151,7 @@ def test_graph_captures_raised_are_counted_per_task_case_with_the_count_they_end
         "[    4.10 s] case c0 PASSED\n"
         "[    5.00 s] a/c1: graph captures raised to 16 a side (the interval was +-1.2% over 8)\n"
         "[    5.50 s] case c1 PASSED\n[    6.00 s] case c2 PASSED\n")
-    out = subprocess.run([sys.executable, str(SCRIPT), "--parts", "none", "--noop-rows", str(tmp_path / "run"),
-                          "--out", str(tmp_path / "out")], capture_output=True, text=True, check=True).stdout
+    out = noop_rows(tmp_path, "run")
     assert "graph captures raised on 2 task-cases (the interval wider than the target), ending at 16 a side on 1," \
            " 32 a side on 1: a/c0, a/c1" in out
     assert "graph captures raised 1 s" in out  # 0.1 + 0.1 + 0.9 s before the three lines, one phase
