@@ -72,6 +72,11 @@ def run_job(job: WorkerJob, row_key: bytes) -> None:
         under = " ".join(f"{key}={value}" for key, value in preloaded.IMPORTED_UNDER.items() if value)
         forked = f"; forked from the preloaded server, imported under {under or 'no import-time variables'}"
     phase(f"torch imported ({torch.get_num_threads()} CPU threads{forked})")
+    from fastkernels.inductor_fixes import install, torch_release
+
+    fixes = install()  # before any baseline compiles and before the integrity snapshot
+    if fixes:
+        phase(f"Inductor fixes for torch {torch_release()} (fastkernels.inductor_fixes): {'; '.join(fixes)}")
     from fastkernels.judge import JudgeClient, JudgeSpec
     from fastkernels.registry import Registry
 

@@ -1,0 +1,126 @@
+"""fastkernels.inductor_fixes: a coordinate-descent pick Inductor saved is used again, whichever path loads the kernel.
+
+The `.best_config` files are Inductor's own (torch._inductor.runtime.autotune_cache, real, on disk here); only the
+CachingAutotuner the FX-graph-cache path rechecks is a stand-in, since building a real one needs a GPU kernel.
+"""
+
+from __future__ import annotations
+
+import os
+from types import SimpleNamespace
+
+import pytest
+
+triton = pytest.importorskip("triton")
+autotune_cache = pytest.importorskip("torch._inductor.runtime.autotune_cache")
+heuristics = pytest.importorskip("torch._inductor.runtime.triton_heuristics")
+
+from fastkernels import inductor_fixes  # noqa: E402
+
+COORDESC = {"coordinate_descent_tuning": True}
+FULL = [triton.Config({"XBLOCK": 64}, num_warps=4), triton.Config({"XBLOCK": 128}, num_warps=8)]
+
+
+def winner() -> list:
+    """What a kernel loaded from the FX graph cache lists: the one configuration compiled."""
+    return [triton.Config({"XBLOCK": 128}, num_warps=8)]
+
+
+def saved_pick(tmp_path, pick, *, found_by_coordesc: bool = True, meta=COORDESC) -> str:
+    """A kernel file name whose `.best_config` a fresh compile (candidate list FULL) saved with `pick`."""
+    filename = os.path.join(tmp_path, "cexamplekernel.py")
+    cache = autotune_cache.AutotuneCache.create(meta, filename, heuristics.hash_configs(FULL))
+    cache.save(pick, 10**9, found_by_coordesc=found_by_coordesc)
+    return filename
+
+
+@pytest.fixture(autouse=True)
+def installed(monkeypatch):
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)  # Inductor reads no saved pick under the interpreter
+    assert inductor_fixes.install()  # this torch (2.13 here, 2.11 on the H200) needs at least the first fix
+
+
+def test_a_coordinate_descent_pick_saved_under_one_candidate_list_is_read_under_another(tmp_path):
+    filename = saved_pick(tmp_path, triton.Config({"XBLOCK": 256}, num_warps=8))
+    reader = autotune_cache.AutotuneCache.create(COORDESC, filename, heuristics.hash_configs(winner()))
+    best = reader.read_best(COORDESC, winner())
+    assert best is not None and best.kwargs == {"XBLOCK": 256} and best.num_warps == 8
+    assert best.found_by_coordesc  # so the kernel's first call does not tune again
+
+
+def test_a_pick_that_coordinate_descent_did_not_find_still_needs_the_callers_candidate_list(tmp_path):
+    filename = saved_pick(tmp_path, FULL[1], found_by_coordesc=False)
+    reader = autotune_cache.AutotuneCache.create(COORDESC, filename, heuristics.hash_configs(winner()))
+    assert reader.read_best(COORDESC, winner()) is None
+
+
+def test_a_caller_that_does_not_tune_by_coordinate_descent_keeps_the_hash_check(tmp_path):
+    filename = saved_pick(tmp_path, triton.Config({"XBLOCK": 256}, num_warps=8))
+    reader = autotune_cache.AutotuneCache.create({}, filename, heuristics.hash_configs(winner()))
+    assert reader.read_best({}, winner()) is None
+
+
+def autotuner(filename: str, configs: list) -> SimpleNamespace:
+    """The parts of a CachingAutotuner that recheck_autotune_cache touches, its compile results given."""
+    compiled = []
+
+    def precompile(config):
+        compiled.append(config)
+        return SimpleNamespace(config=config)
+
+    return SimpleNamespace(filename=filename, inductor_meta=dict(COORDESC), autotune_cache_info=None,
+                           compile_results=[SimpleNamespace(config=config) for config in configs],
+                           is_statically_launchable=lambda: True, fn=SimpleNamespace(fn=object()),
+                           _precompile_config=precompile, compiled=compiled)
+
+
+RECHECKS = {"fastkernels (torch 2.9-2.11)": inductor_fixes._recheck_autotune_cache,
+            "torch 2.13's own": heuristics.CachingAutotuner.recheck_autotune_cache}
+
+
+@pytest.mark.parametrize("recheck", RECHECKS.values(), ids=RECHECKS.keys())
+def test_a_kernel_loaded_from_the_fx_graph_cache_keeps_the_pick_and_its_coordinate_descent_mark(tmp_path, recheck):
+    # torch 2.11 skipped the cache when one configuration was compiled and dropped the mark: the first call tuned again
+    filename = saved_pick(tmp_path, winner()[0])
+    loaded = autotuner(filename, winner())
+    recheck(loaded, lambda: pytest.fail("the kernel needs no reload"))
+    assert len(loaded.compile_results) == 1 and loaded.compile_results[0].config.found_by_coordesc
+    assert loaded.autotune_cache_info["autotune_cache_state"] == "hit" and not loaded.compiled
+
+
+@pytest.mark.parametrize("recheck", RECHECKS.values(), ids=RECHECKS.keys())
+def test_a_pick_tuned_after_the_fx_graph_cache_saved_is_compiled_on_load(tmp_path, recheck):
+    filename = saved_pick(tmp_path, triton.Config({"XBLOCK": 512}, num_warps=16))
+    loaded = autotuner(filename, winner())
+    recheck(loaded, lambda: pytest.fail("the kernel's function is loaded"))
+    assert [config.kwargs for config in loaded.compiled] == [{"XBLOCK": 512}]
+    assert loaded.compile_results[0].config.found_by_coordesc
+
+
+def test_without_a_saved_pick_the_compiled_configuration_stays_unmarked_so_its_first_call_tunes(tmp_path):
+    loaded = autotuner(os.path.join(tmp_path, "cnothingsaved.py"), winner())
+    inductor_fixes._recheck_autotune_cache(loaded, lambda: pytest.fail("nothing to reload"))
+    assert loaded.autotune_cache_info["autotune_cache_state"] == "miss" and not loaded.compiled
+    assert [result.config.kwargs for result in loaded.compile_results] == [{"XBLOCK": 128}]
+    assert not getattr(loaded.compile_results[0].config, "found_by_coordesc", False)
+
+
+@pytest.mark.parametrize(("release", "expected"), [
+    ("2.11", [inductor_fixes._read_best, inductor_fixes._recheck_autotune_cache]),
+    ("2.13", [inductor_fixes._read_best, None]),
+    ("2.14", [None, None]),  # a release nobody checked these internals against: left as torch ships it
+])
+def test_each_torch_release_gets_the_fixes_its_internals_were_checked_for(monkeypatch, release, expected):
+    upstream_read = autotune_cache.AutotuneCache.__dict__["read_best"]
+    upstream_recheck = heuristics.CachingAutotuner.__dict__["recheck_autotune_cache"]
+    monkeypatch.setattr(autotune_cache.AutotuneCache, "read_best", upstream_read)  # restored after the test
+    monkeypatch.setattr(heuristics.CachingAutotuner, "recheck_autotune_cache", upstream_recheck)
+    monkeypatch.setattr(inductor_fixes, "_installed", None)
+    monkeypatch.setattr(inductor_fixes, "torch_release", lambda: release)
+    applied = inductor_fixes.install()
+    installed = [autotune_cache.AutotuneCache.__dict__["read_best"],
+                 heuristics.CachingAutotuner.__dict__["recheck_autotune_cache"]]
+    assert [mine if mine is not None else upstream for mine, upstream in
+            zip(expected, [upstream_read, upstream_recheck])] == installed
+    assert len(applied) == sum(fix is not None for fix in expected)
+    assert inductor_fixes.install() is applied  # once a process
