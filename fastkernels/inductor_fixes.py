@@ -1,4 +1,4 @@
-"""Inductor's coordinate-descent picks, kept: two torch defects that make every process tune Inductor's kernels again.
+"""Inductor's coordinate-descent picks, kept: three torch defects that make a process tune Inductor's kernels again.
 
 A max-autotune baseline tunes each Triton kernel's launch configuration by coordinate descent on its first call and
 saves the winner beside the kernel (`<source hash>.best_config`). The benchmark relies on that file: the picks carried
@@ -6,7 +6,8 @@ between bare machines (scripts/tuning_picks.py) and each case's fresh cache (cas
 baseline that tunes again in every run may draw another configuration, so its time moves between runs that should
 agree. On the H200 (torch 2.11, 2026-12-02) two tests of this failed: with the picks restored, one of softmax's five
 max-autotune cases ran coordinate descent again (5-6 benchmarks), and the timed passes of the twentieth and
-twenty-second sessions tuned again on FX-graph-cache hits with the picks in place. Two defects (pytorch#172819):
+twenty-second sessions tuned again on FX-graph-cache hits with the picks in place. Three defects (the first two
+pytorch#172819):
 
 1. (torch 2.9 to at least 2.13) A `.best_config` is named by the kernel's source hash but accepted only when its
    `configs_hash` equals the caller's list of candidate configurations. The same kernel reached with another list
@@ -19,6 +20,14 @@ twenty-second sessions tuned again on FX-graph-cache hits with the picks in plac
    `CachingAutotuner.recheck_autotune_cache` adopts a cached entry only when more than one configuration was
    compiled, and drops the entry's `found_by_coordesc` mark when it does, so the first call tunes again. Replaced
    here, on those releases only, by the method as torch 2.13 writes it.
+
+3. (torch 2.9 to at least 2.13) A kernel compiled in Inductor's compile pool comes back pickled, and Triton's
+   `Config` keeps only its own fields through a pickle, so a pick read from the cache loses its
+   `found_by_coordesc` mark on the way and the first call tunes again: whether it does depends on which kernels
+   the pool compiled (2026-12-02 on the H200: with the FX-graph-cache recheck fixed, a run on fresh caches with the
+   picks restored still re-tuned 4 of softmax's 5 cases, a run on warm caches none). Fixed here by asking the cache
+   once more where coordinate descent would start: a pick coordinate descent found for this kernel is used as it
+   stands (compiled if the launcher holds another configuration), and tuning runs only where there is none.
 
 Installed once a process, before the integrity snapshot (the worker calls `install()` first; compiled.py at import),
 so the snapshot records the fixed methods and a candidate that changes them is caught as any other patch.
@@ -33,6 +42,7 @@ ENTRY_HASH_RELEASES = ("2.9", "2.10", "2.11", "2.12", "2.13")
 RECHECK_RELEASES = ("2.9", "2.10", "2.11")
 
 _installed: list[str] | None = None
+_upstream: dict[str, Callable[..., Any]] = {}  # the methods replaced, which the replacements fall back on
 
 
 def torch_release() -> str:
@@ -55,9 +65,15 @@ def install() -> list[str]:
         return _installed
     release, applied = torch_release(), []
     if release in ENTRY_HASH_RELEASES and hasattr(autotune_cache.AutotuneCache, "read_best"):
+        _upstream["read_best"] = autotune_cache.AutotuneCache.read_best
         autotune_cache.AutotuneCache.read_best = _read_best
         applied.append("coordinate-descent entries accepted under their own configs_hash")
+    if release in ENTRY_HASH_RELEASES and hasattr(triton_heuristics.CachingAutotuner, "coordinate_descent_tuning"):
+        _upstream["coordinate_descent_tuning"] = triton_heuristics.CachingAutotuner.coordinate_descent_tuning
+        triton_heuristics.CachingAutotuner.coordinate_descent_tuning = _coordinate_descent_tuning
+        applied.append("a saved coordinate-descent pick is used before tuning again")
     if release in RECHECK_RELEASES and hasattr(triton_heuristics.CachingAutotuner, "recheck_autotune_cache"):
+        _upstream["recheck_autotune_cache"] = triton_heuristics.CachingAutotuner.recheck_autotune_cache
         triton_heuristics.CachingAutotuner.recheck_autotune_cache = _recheck_autotune_cache
         applied.append("FX-graph-cache loads keep the cached coordinate-descent pick")
     _installed = applied
@@ -101,3 +117,37 @@ def _recheck_autotune_cache(self: Any, reload_kernel_from_src: Callable[[], Any]
             if self.fn.fn is None:
                 self.fn = reload_kernel_from_src().fn
             self.compile_results = [self._precompile_config(best)]
+
+
+def _coordinate_descent_tuning(self: Any, launcher: Any, *args: Any, **kwargs: Any) -> Any:
+    """CachingAutotuner.coordinate_descent_tuning, asking the autotune cache first: the launcher of the pick
+    coordinate descent already found for this kernel, or torch's own tuning where none was saved."""
+    from torch._inductor.runtime import triton_heuristics as heuristics
+
+    pick = saved_coordesc_pick(self)
+    if pick is None:
+        return _upstream["coordinate_descent_tuning"](self, launcher, *args, **kwargs)
+    if heuristics.triton_config_to_hashable(pick) != heuristics.triton_config_to_hashable(launcher.config):
+        if getattr(self.fn, "fn", None) is None and callable(getattr(self, "_reload_kernel", None)):
+            self.fn = self._reload_kernel().fn  # compiled in the pool, which dropped the kernel's function
+        with self.lock:
+            launcher = self._precompile_config(pick).make_launcher()
+    launcher.config.found_by_coordesc = True
+    return launcher
+
+
+def saved_coordesc_pick(autotuner: Any) -> Any:
+    """The configuration coordinate descent saved for this kernel (its `.best_config`), or None."""
+    import os
+
+    from torch._inductor.runtime import autotune_cache
+
+    meta = autotuner.inductor_meta
+    filename = getattr(autotuner, "filename", None)
+    if filename is None or meta.get("force_disable_caches") or os.environ.get("TRITON_INTERPRET", "0") == "1":
+        return None
+    cache = autotune_cache.AutotuneCache.create(meta, filename, "")
+    entry = cache._read() if cache is not None else None
+    if not isinstance(entry, dict) or not entry.get("found_by_coordesc"):
+        return None
+    return autotune_cache._load_cached_autotuning(dict(entry), entry.get("configs_hash"), [], meta)

@@ -105,22 +105,69 @@ def test_without_a_saved_pick_the_compiled_configuration_stays_unmarked_so_its_f
     assert not getattr(loaded.compile_results[0].config, "found_by_coordesc", False)
 
 
-@pytest.mark.parametrize(("release", "expected"), [
-    ("2.11", [inductor_fixes._read_best, inductor_fixes._recheck_autotune_cache]),
-    ("2.13", [inductor_fixes._read_best, None]),
-    ("2.14", [None, None]),  # a release nobody checked these internals against: left as torch ships it
+FIXED = {  # each method and the fix that replaces it
+    (autotune_cache.AutotuneCache, "read_best"): inductor_fixes._read_best,
+    (heuristics.CachingAutotuner, "coordinate_descent_tuning"): inductor_fixes._coordinate_descent_tuning,
+    (heuristics.CachingAutotuner, "recheck_autotune_cache"): inductor_fixes._recheck_autotune_cache,
+}
+
+
+@pytest.mark.parametrize(("release", "fixed"), [
+    ("2.11", ["read_best", "coordinate_descent_tuning", "recheck_autotune_cache"]),
+    ("2.13", ["read_best", "coordinate_descent_tuning"]),
+    ("2.14", []),  # a release nobody checked these internals against: left as torch ships it
 ])
-def test_each_torch_release_gets_the_fixes_its_internals_were_checked_for(monkeypatch, release, expected):
-    upstream_read = autotune_cache.AutotuneCache.__dict__["read_best"]
-    upstream_recheck = heuristics.CachingAutotuner.__dict__["recheck_autotune_cache"]
-    monkeypatch.setattr(autotune_cache.AutotuneCache, "read_best", upstream_read)  # restored after the test
-    monkeypatch.setattr(heuristics.CachingAutotuner, "recheck_autotune_cache", upstream_recheck)
+def test_each_torch_release_gets_the_fixes_its_internals_were_checked_for(monkeypatch, release, fixed):
+    upstream = {(owner, name): inductor_fixes._upstream.get(name, owner.__dict__[name]) for owner, name in FIXED}
+    for (owner, name), method in upstream.items():
+        monkeypatch.setattr(owner, name, method)  # torch's own, restored after the test
     monkeypatch.setattr(inductor_fixes, "_installed", None)
+    monkeypatch.setattr(inductor_fixes, "_upstream", {})
     monkeypatch.setattr(inductor_fixes, "torch_release", lambda: release)
     applied = inductor_fixes.install()
-    installed = [autotune_cache.AutotuneCache.__dict__["read_best"],
-                 heuristics.CachingAutotuner.__dict__["recheck_autotune_cache"]]
-    assert [mine if mine is not None else upstream for mine, upstream in
-            zip(expected, [upstream_read, upstream_recheck])] == installed
-    assert len(applied) == sum(fix is not None for fix in expected)
-    assert inductor_fixes.install() is applied  # once a process
+    assert [name for (owner, name), fix in FIXED.items() if owner.__dict__[name] is fix] == fixed
+    assert len(applied) == len(fixed) and inductor_fixes.install() is applied  # once a process
+
+
+class Launcher(SimpleNamespace):
+    """A launcher: its configuration."""
+
+
+def tuner(filename: str, monkeypatch) -> SimpleNamespace:
+    """The parts of a CachingAutotuner that coordinate_descent_tuning touches; torch's own tuning recorded."""
+    import threading
+
+    tuned = []
+    monkeypatch.setitem(inductor_fixes._upstream, "coordinate_descent_tuning",
+                        lambda self, launcher, *args: tuned.append(launcher) or Launcher(config=FULL[0]))
+
+    def precompile(config):
+        return SimpleNamespace(make_launcher=lambda: Launcher(config=config))
+
+    return SimpleNamespace(filename=filename, inductor_meta=dict(COORDESC), lock=threading.Lock(),
+                           fn=SimpleNamespace(fn=object()), _precompile_config=precompile, tuned=tuned)
+
+
+def test_a_kernel_whose_pick_lost_its_mark_in_the_compile_pool_is_not_tuned_again(tmp_path, monkeypatch):
+    # the launcher holds the pick, unmarked (a pickled Triton Config keeps only its own fields)
+    filename = saved_pick(tmp_path, winner()[0])
+    autotuner, launcher = tuner(filename, monkeypatch), Launcher(config=winner()[0])
+    assert inductor_fixes._coordinate_descent_tuning(autotuner, launcher) is launcher
+    assert launcher.config.found_by_coordesc and not autotuner.tuned
+
+
+def test_a_launcher_on_another_configuration_is_replaced_by_the_saved_pick(tmp_path, monkeypatch):
+    filename = saved_pick(tmp_path, triton.Config({"XBLOCK": 512}, num_warps=16))
+    autotuner = tuner(filename, monkeypatch)
+    chosen = inductor_fixes._coordinate_descent_tuning(autotuner, Launcher(config=FULL[0]))
+    assert chosen.config.kwargs == {"XBLOCK": 512} and chosen.config.num_warps == 16
+    assert chosen.config.found_by_coordesc and not autotuner.tuned
+
+
+@pytest.mark.parametrize("saved", ["nothing", "a pick coordinate descent did not find"])
+def test_without_a_coordinate_descent_pick_torch_tunes_as_it_would(tmp_path, monkeypatch, saved):
+    filename = (os.path.join(tmp_path, "cnothingsaved.py") if saved == "nothing"
+                else saved_pick(tmp_path, winner()[0], found_by_coordesc=False))
+    autotuner, launcher = tuner(filename, monkeypatch), Launcher(config=winner()[0])
+    assert inductor_fixes._coordinate_descent_tuning(autotuner, launcher).config is FULL[0]
+    assert autotuner.tuned == [launcher]
