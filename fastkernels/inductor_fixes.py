@@ -42,7 +42,11 @@ ENTRY_HASH_RELEASES = ("2.9", "2.10", "2.11", "2.12", "2.13")
 RECHECK_RELEASES = ("2.9", "2.10", "2.11")
 
 _installed: list[str] | None = None
-_upstream: dict[str, Callable[..., Any]] = {}  # the methods replaced, which the replacements fall back on
+# The methods replaced, which the replacements fall back on: module-level callables, so the integrity snapshot
+# (taken after install) fingerprints them and a candidate that rebinds one is caught.
+_upstream_read_best: Callable[..., Any] | None = None
+_upstream_coordinate_descent_tuning: Callable[..., Any] | None = None
+_upstream_recheck_autotune_cache: Callable[..., Any] | None = None
 
 
 def torch_release() -> str:
@@ -55,7 +59,7 @@ def torch_release() -> str:
 def install() -> list[str]:
     """Apply the fixes this torch release needs (once a process); returns their names, [] where none applies or
     Inductor's runtime is absent (a torch without it compiles nothing to keep)."""
-    global _installed
+    global _installed, _upstream_read_best, _upstream_coordinate_descent_tuning, _upstream_recheck_autotune_cache
     if _installed is not None:
         return _installed
     try:
@@ -65,15 +69,15 @@ def install() -> list[str]:
         return _installed
     release, applied = torch_release(), []
     if release in ENTRY_HASH_RELEASES and hasattr(autotune_cache.AutotuneCache, "read_best"):
-        _upstream["read_best"] = autotune_cache.AutotuneCache.read_best
+        _upstream_read_best = autotune_cache.AutotuneCache.read_best
         autotune_cache.AutotuneCache.read_best = _read_best
         applied.append("coordinate-descent entries accepted under their own configs_hash")
     if release in ENTRY_HASH_RELEASES and hasattr(triton_heuristics.CachingAutotuner, "coordinate_descent_tuning"):
-        _upstream["coordinate_descent_tuning"] = triton_heuristics.CachingAutotuner.coordinate_descent_tuning
+        _upstream_coordinate_descent_tuning = triton_heuristics.CachingAutotuner.coordinate_descent_tuning
         triton_heuristics.CachingAutotuner.coordinate_descent_tuning = _coordinate_descent_tuning
         applied.append("a saved coordinate-descent pick is used before tuning again")
     if release in RECHECK_RELEASES and hasattr(triton_heuristics.CachingAutotuner, "recheck_autotune_cache"):
-        _upstream["recheck_autotune_cache"] = triton_heuristics.CachingAutotuner.recheck_autotune_cache
+        _upstream_recheck_autotune_cache = triton_heuristics.CachingAutotuner.recheck_autotune_cache
         triton_heuristics.CachingAutotuner.recheck_autotune_cache = _recheck_autotune_cache
         applied.append("FX-graph-cache loads keep the cached coordinate-descent pick")
     _installed = applied
@@ -126,7 +130,8 @@ def _coordinate_descent_tuning(self: Any, launcher: Any, *args: Any, **kwargs: A
 
     pick = saved_coordesc_pick(self)
     if pick is None:
-        return _upstream["coordinate_descent_tuning"](self, launcher, *args, **kwargs)
+        assert _upstream_coordinate_descent_tuning is not None  # installed with this replacement
+        return _upstream_coordinate_descent_tuning(self, launcher, *args, **kwargs)
     if heuristics.triton_config_to_hashable(pick) != heuristics.triton_config_to_hashable(launcher.config):
         if getattr(self.fn, "fn", None) is None and callable(getattr(self, "_reload_kernel", None)):
             self.fn = self._reload_kernel().fn  # compiled in the pool, which dropped the kernel's function

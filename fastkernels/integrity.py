@@ -25,7 +25,9 @@ from fastkernels.environ import set_environment
 from fastkernels.live_objects import Fingerprint, differences, fingerprint
 
 WATCHED_MODULES = ("time", "gc", "torch", "torch.nn", "torch.nn.functional", "torch.cuda", "torch.linalg",
-                   "torch.autograd", "triton", "triton.testing", "nvtx", "numpy")
+                   "torch.autograd", "triton", "triton.testing", "nvtx", "numpy",
+                   # where a compiled baseline's kernels get their launch configurations (fastkernels.inductor_fixes)
+                   "torch._inductor.runtime.triton_heuristics", "torch._inductor.runtime.autotune_cache")
 WATCHED_PREFIXES = ("fastkernels", "fastkernels_loaded.tasks", "liger_kernel", "flash_attn")
 WATCHED_CLASSES: tuple[type, ...] = (torch.Tensor, torch.nn.Module, torch.cuda.Event, torch.cuda.Stream,
                                      multiprocessing.connection.Connection)
@@ -212,8 +214,10 @@ def _settings() -> dict[str, Any]:
 
 
 # Where compiled and Triton baselines launch their kernels (Inductor's CachingAutotuner, Triton's JIT and autotuner,
-# its compiled kernels): a candidate that wraps one slows torch_compile, Liger and FLA baselines and not its own.
+# its compiled kernels) and where compiled ones read their launch configurations (Inductor's AutotuneCache): a
+# candidate that wraps one slows torch_compile, Liger and FLA baselines and not its own.
 LAUNCHER_CLASSES = (("torch._inductor.runtime.triton_heuristics", "CachingAutotuner"),
+                    ("torch._inductor.runtime.autotune_cache", "AutotuneCache"),
                     ("triton.runtime.jit", "JITFunction"), ("triton.runtime.autotuner", "Autotuner"),
                     ("triton.runtime.autotuner", "Heuristics"), ("triton.compiler.compiler", "CompiledKernel"))
 

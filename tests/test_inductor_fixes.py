@@ -118,11 +118,11 @@ FIXED = {  # each method and the fix that replaces it
     ("2.14", []),  # a release nobody checked these internals against: left as torch ships it
 ])
 def test_each_torch_release_gets_the_fixes_its_internals_were_checked_for(monkeypatch, release, fixed):
-    upstream = {(owner, name): inductor_fixes._upstream.get(name, owner.__dict__[name]) for owner, name in FIXED}
-    for (owner, name), method in upstream.items():
-        monkeypatch.setattr(owner, name, method)  # torch's own, restored after the test
+    for owner, name in FIXED:
+        original = getattr(inductor_fixes, f"_upstream_{name}") or owner.__dict__[name]
+        monkeypatch.setattr(owner, name, original)  # torch's own, restored after the test
+        monkeypatch.setattr(inductor_fixes, f"_upstream_{name}", None)
     monkeypatch.setattr(inductor_fixes, "_installed", None)
-    monkeypatch.setattr(inductor_fixes, "_upstream", {})
     monkeypatch.setattr(inductor_fixes, "torch_release", lambda: release)
     applied = inductor_fixes.install()
     assert [name for (owner, name), fix in FIXED.items() if owner.__dict__[name] is fix] == fixed
@@ -138,7 +138,7 @@ def tuner(filename: str, monkeypatch) -> SimpleNamespace:
     import threading
 
     tuned = []
-    monkeypatch.setitem(inductor_fixes._upstream, "coordinate_descent_tuning",
+    monkeypatch.setattr(inductor_fixes, "_upstream_coordinate_descent_tuning",
                         lambda self, launcher, *args: tuned.append(launcher) or Launcher(config=FULL[0]))
 
     def precompile(config):
