@@ -171,3 +171,18 @@ def test_without_a_coordinate_descent_pick_torch_tunes_as_it_would(tmp_path, mon
     autotuner, launcher = tuner(filename, monkeypatch), Launcher(config=winner()[0])
     assert inductor_fixes._coordinate_descent_tuning(autotuner, launcher).config is FULL[0]
     assert autotuner.tuned == [launcher]
+
+
+def test_the_gpu_probe_lists_each_saved_pick_with_its_coordinate_descent_mark(tmp_path):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parents[1] / "scripts"))
+    import probe_autotune_cache
+
+    saved_pick(tmp_path, winner()[0])
+    other = tmp_path / "other"
+    other.mkdir()
+    saved_pick(other, FULL[0], found_by_coordesc=False)
+    lines = probe_autotune_cache.best_configs(tmp_path)
+    assert len(lines) == 2 and sorted(line.split()[1] for line in lines) == ["coordesc=False", "coordesc=True"]
