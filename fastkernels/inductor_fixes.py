@@ -44,8 +44,9 @@ ENTRY_HASH_RELEASES = ("2.9", "2.10", "2.11", "2.12", "2.13")
 RECHECK_RELEASES = ("2.9", "2.10", "2.11")
 
 _installed: list[str] | None = None
-# The methods replaced, which the replacements fall back on: module-level callables, so the integrity snapshot
-# (taken after install) fingerprints them and a candidate that rebinds one is caught.
+# The methods replaced (torch's coordinate descent is what the replacement still runs where no pick was saved):
+# module-level callables, so the integrity snapshot (taken after install) fingerprints them and a candidate that
+# rebinds one is caught.
 _upstream_read_best: Callable[..., Any] | None = None
 _upstream_coordinate_descent_tuning: Callable[..., Any] | None = None
 _upstream_recheck_autotune_cache: Callable[..., Any] | None = None
