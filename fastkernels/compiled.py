@@ -29,7 +29,7 @@ import torch
 
 from fastkernels.inductor_fixes import install
 
-install()  # keep coordinate descent's saved picks (two torch defects): before any compile in this process
+install()  # keep coordinate descent's saved picks (three torch defects): before any compile in this process
 
 # Inductor's max-autotune without its own CUDA graphs: it benchmarks launch configurations (and GEMM templates) at
 # compile time, which pays on some reductions and batched GEMMs and costs compile minutes. No CUDA graphs, because the

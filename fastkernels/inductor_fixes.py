@@ -6,8 +6,8 @@ between bare machines (scripts/tuning_picks.py) and each case's fresh cache (cas
 baseline that tunes again in every run may draw another configuration, so its time moves between runs that should
 agree. On the H200 (torch 2.11, 2026-12-02) two tests of this failed: with the picks restored, one of softmax's five
 max-autotune cases ran coordinate descent again (5-6 benchmarks), and the timed passes of the twentieth and
-twenty-second sessions tuned again on FX-graph-cache hits with the picks in place. Three defects (the first two
-pytorch#172819):
+twenty-second sessions tuned again on FX-graph-cache hits with the picks in place. Three defects, read in torch's
+source (2.11, the H200 image's, and 2.13):
 
 1. (torch 2.9 to at least 2.13) A `.best_config` is named by the kernel's source hash but accepted only when its
    `configs_hash` equals the caller's list of candidate configurations. The same kernel reached with another list
@@ -16,7 +16,7 @@ pytorch#172819):
    accepting an entry that coordinate descent found under its own hash: the file name already pins the kernel's
    source (with its size hints) and torch's own key, so the tuned configuration is valid for this kernel whatever
    list the caller holds.
-2. (torch 2.9 to 2.11; fixed upstream in 2.12, pytorch#173391) On an FX-graph-cache load,
+2. (torch 2.9 to 2.11; pytorch#172819, fixed upstream in 2.12 by pytorch#173391) On an FX-graph-cache load,
    `CachingAutotuner.recheck_autotune_cache` adopts a cached entry only when more than one configuration was
    compiled, and drops the entry's `found_by_coordesc` mark when it does, so the first call tunes again. Replaced
    here, on those releases only, by the method as torch 2.13 writes it.
@@ -25,7 +25,8 @@ pytorch#172819):
    `Config` keeps only its own fields through a pickle, so a pick read from the cache loses its
    `found_by_coordesc` mark on the way and the first call tunes again: whether it does depends on which kernels
    the pool compiled (2026-12-02 on the H200: with the FX-graph-cache recheck fixed, a run on fresh caches with the
-   picks restored still re-tuned 4 of softmax's 5 cases, a run on warm caches none). Fixed here by asking the cache
+   picks restored still re-tuned 4 of softmax's 5 cases, a run on warm caches none; that this defect is why is read
+   from the source, not yet confirmed on a GPU: scripts/probe_autotune_cache.py is the check). Fixed here by asking the cache
    once more where coordinate descent would start: a pick coordinate descent found for this kernel is used as it
    stands (compiled if the launcher holds another configuration), and tuning runs only where there is none.
 

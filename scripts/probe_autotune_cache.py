@@ -68,8 +68,7 @@ def main() -> int:
         child(fixes=sys.argv[2] == "1")
         return 0
     fixes = "--no-fixes" not in sys.argv
-    sys.path.insert(0, str(Path(__file__).parent))
-    import tuning_picks
+    from fastkernels import tuning_picks
 
     work = Path(tempfile.mkdtemp(prefix="probe-autotune-"))
     first = {"triton": work / "first" / "triton", "inductor": work / "first" / "inductor"}
