@@ -36,6 +36,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("wheel", type=Path)
     parser.add_argument("--drop-suffix", action="append", required=True, help="e.g. .so (repeatable)")
     args = parser.parse_args(argv)
+    if not zipfile.is_zipfile(args.wheel):
+        parser.error(f"{args.wheel}: no such wheel (not a zip file)")
     files, size = trim(args.wheel, tuple(args.drop_suffix))
     print(f"{args.wheel.name}: dropped {files} files ({size / 2**20:.1f} MiB unpacked),"
           f" {args.wheel.stat().st_size / 2**20:.1f} MiB left")

@@ -8,6 +8,8 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
@@ -52,3 +54,14 @@ def test_the_trimmed_wheel_installs_with_pip_and_imports(tmp_path):
                           capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "2", done.stderr
     assert not list(site.rglob("*.so"))
+
+
+@pytest.mark.parametrize("what", ["missing", "not a zip"])
+def test_a_path_that_is_no_wheel_is_a_one_line_error_naming_it(tmp_path, capsys, what):
+    wheel = tmp_path / "sglang-0.5.23-cp312-cp312-manylinux_2_34_x86_64.whl"
+    if what == "not a zip":
+        wheel.write_text("not a wheel")
+    with pytest.raises(SystemExit) as exit_info:
+        trim_wheel.main([str(wheel), "--drop-suffix", ".so"])
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert exit_info.value.code == 2 and str(wheel) in error and "no such wheel" in error
