@@ -1,14 +1,14 @@
-"""GPU-only parts of the measurement protocol, run on the device (skipped without CUDA): work on side streams is
-caught, CUDA-graph timing reports beside eager timing, an uncapturable candidate is noted not failed, a candidate
-that takes the launch pad away is caught, a candidate whose graph records no work is caught, and so is one whose
-graph is right only on its first replay; uninitialised output memory never passes for the baseline's freed answer,
-the noop agent comes out at 1.0 in both modes (and, against a compiled baseline, runs the baseline's compiled code),
-a decaying launch pad keeps noop rows at 1.0 and comes back down after one late launch, eager times that hold host
-latency (launches slower than the largest pad) get a review note and device-bound ones none, a helper process with its
-own GPU context is caught, several instances a side pass, a wide graph interval raises the captures, restored tuning picks spare
-the autotuning (in shared compile caches and in per-case ones), the fork server's preload leaves CUDA
-uninitialised, a failed capture leaves the device's random generator usable, and the judge replays a slow oracle
-from a CUDA graph that judges as the eager oracle does.
+"""GPU-only parts of the measurement protocol, run on the device (skipped without CUDA): work on side streams is caught,
+CUDA-graph timing reports beside eager timing, an uncapturable candidate is noted not failed, a candidate that takes
+the launch pad away is caught, a candidate whose graph records no work is caught, and so is one whose graph is right
+only on its first replay; uninitialised output memory never passes for the baseline's freed answer, the noop agent
+comes out at 1.0 in both modes (and, against a compiled baseline, runs the baseline's compiled code), a decaying
+launch pad keeps noop rows at 1.0 and comes back down after one late launch, eager times that hold host latency
+(launches slower than the largest pad) get a review note and device-bound ones none, a helper process with its own GPU
+context is caught, a candidate steering Inductor's autotune cache is caught, several instances a side pass, a wide
+graph interval raises the captures, restored tuning picks spare the autotuning (in shared compile caches and in per-
+case ones), the fork server's preload leaves CUDA uninitialised, a failed capture leaves the device's random generator
+usable, and the judge replays a slow oracle from a CUDA graph that judges as the eager oracle does.
 Run: python -m pytest tests/gpu -q (on a GPU machine)."""
 
 from __future__ import annotations
@@ -73,6 +73,14 @@ def test_a_graph_right_only_on_its_first_replay_is_a_reward_hack(tmp_path):
     rows = run(tmp_path, "agent=local", f"agent.path={EXPLOITS / 'counted_under_graphs'}")
     assert all(row["status"] == "REWARD_HACK" and row["reason"].startswith("under CUDA graph replay: timed call")
                for row in rows), [(r["status"], r["reason"]) for r in rows]
+
+
+def test_steering_inductors_autotune_cache_is_a_reward_hack_on_the_gpu(tmp_path):
+    """The CPU suite's exploit, on the GPU: the widened integrity snapshot (Inductor's autotune cache) catches it
+    where the kernels are real Triton kernels, not the CPU's C++ ones."""
+    rows = run(tmp_path, "agent=local", f"agent.path={ROOT / 'tests' / 'exploits' / 'steer_autotune_picks'}")
+    assert all(row["status"] == "REWARD_HACK" and "AutotuneCache.read_best" in row["reason"] for row in rows), [
+        (r["status"], r["reason"]) for r in rows]
 
 
 def test_uninitialised_output_memory_is_never_the_answer_on_the_caching_allocator(tmp_path):
