@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import os
 
+from fastkernels.garbage_collector import freeze_harness_objects
 from fastkernels.launch import import_time_environment
 
 MODULES = (
@@ -36,3 +37,6 @@ for _name in MODULES:
 # What the modules above saw of the import-time environment (launch.IMPORT_TIME_ENV): a forked worker that needs other
 # values is executed fresh (launch._run_forked), and the worker's log names them
 IMPORTED_UNDER = import_time_environment(os.environ)
+
+# Every worker forked from here inherits these objects frozen: its collections skip them (fastkernels.garbage_collector)
+freeze_harness_objects()

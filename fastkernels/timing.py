@@ -14,6 +14,8 @@
    key is `label` alone, so every implementation is timed behind the same launch pad: on the H200 (2026-11-30) a
    37 us kernel timed behind a 400 us pad read 5% faster than its twin behind 200 us, both pads correct. The
    warm-up calls also go through the clock (untimed), so the pad has settled before the first timed call.
+   Python's garbage collector makes no automatic collection from the first warm-up call to the last timed one
+   (garbage_collector.collector_paused, as `timeit` does): a full one stalls the host for 100+ ms.
 Returns per implementation the list of times in milliseconds, in call order. The speedup of a candidate over a
 baseline is `paired_speedup`: the interquartile mean of the per-iteration log ratios, with a bootstrap interval over
 iterations.
@@ -29,6 +31,8 @@ from typing import Any, Callable, Mapping, Protocol, Sequence
 
 import numpy as np
 import nvtx
+
+from fastkernels.garbage_collector import collector_paused
 
 # Captured when the harness is imported, before any candidate is: patching time.perf_counter_ns later cannot
 # reach the harness's clock (and the integrity check reports the patch).
@@ -209,31 +213,32 @@ def time_interleaved(
     iterations = paired_count(iterations)
     rng = order_rng if order_rng is not None else random.Random(secrets.randbits(64))
     pad_key = label or "/".join(names)
-    for index in range(warmup):  # through the clock, untimed: its launch pad settles before the timed calls
-        for name in names:
-            clock.time_call(lambda: calls[name](sets[index % len(sets)]), None, pad_key)
-    samples: dict[str, list[float]] = {name: [] for name in names}
-    iteration_done = getattr(clock, "iteration_done", None)  # a clock that adapts between iterations (its pad)
-    order = names
-    for index in range(iterations):
-        if index % 2 == 0:
-            order = rng.sample(names, len(names))
-        else:
-            order = order[::-1]
-        inputs = sets[index % len(sets)]
-        if first_log is not None:
-            first_log.append(order[0])
-        for name in order:
-            produced: list[Any] = []
-            before = (lambda: prepare(name, index, inputs)) if prepare is not None else None
-            with nvtx.annotate(f"{label}/{name}" if label else name):
-                samples[name].append(
-                    clock.time_call(lambda: _keep_last(produced, calls[name](inputs)), before, pad_key))
-            if observe is not None:
-                observe(name, index, inputs, produced[-1])
-            del produced
-        if iteration_done is not None:
-            iteration_done(pad_key)
+    with collector_paused():  # a collection inside a timed call would stall the host (garbage_collector.py)
+        for index in range(warmup):  # through the clock, untimed: its launch pad settles before the timed calls
+            for name in names:
+                clock.time_call(lambda: calls[name](sets[index % len(sets)]), None, pad_key)
+        samples: dict[str, list[float]] = {name: [] for name in names}
+        iteration_done = getattr(clock, "iteration_done", None)  # a clock that adapts between iterations (its pad)
+        order = names
+        for index in range(iterations):
+            if index % 2 == 0:
+                order = rng.sample(names, len(names))
+            else:
+                order = order[::-1]
+            inputs = sets[index % len(sets)]
+            if first_log is not None:
+                first_log.append(order[0])
+            for name in order:
+                produced: list[Any] = []
+                before = (lambda: prepare(name, index, inputs)) if prepare is not None else None
+                with nvtx.annotate(f"{label}/{name}" if label else name):
+                    samples[name].append(
+                        clock.time_call(lambda: _keep_last(produced, calls[name](inputs)), before, pad_key))
+                if observe is not None:
+                    observe(name, index, inputs, produced[-1])
+                del produced
+            if iteration_done is not None:
+                iteration_done(pad_key)
     return samples
 
 

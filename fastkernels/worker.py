@@ -110,6 +110,7 @@ def run_job(job: WorkerJob, row_key: bytes) -> None:
 
 def _score_cases(job, registry, manifest, device_name, candidate_dir, clock, flush, judge, write_row) -> None:
     from fastkernels.case_caches import PicksChanged
+    from fastkernels.garbage_collector import freeze_harness_objects
     from fastkernels.integrity import Integrity
     from fastkernels.plan import one_line, plan_task
 
@@ -122,10 +123,14 @@ def _score_cases(job, registry, manifest, device_name, candidate_dir, clock, flu
             write_row(ResultRow(**base, status=Status.BASELINE_ERROR, reason=one_line(error)))
         return
     snapshot: list[Integrity] = []
+
+    def before_candidate() -> None:  # the harness's objects frozen and its state recorded, before candidate code runs
+        freeze_harness_objects()
+        snapshot.append(Integrity({"the clock": clock, "the cache flush": flush, "the judge client": judge}))
+
     try:
         plan = plan_task(registry, job.task, job.device, job.baseline, candidate_dir, job.mode,
-                         before_candidate=lambda: snapshot.append(
-                             Integrity({"the clock": clock, "the cache flush": flush, "the judge client": judge})))
+                         before_candidate=before_candidate)
     except Exception as error:  # noqa: BLE001 - a task that cannot be planned is a benchmark defect
         for case in job.cases:
             base = row_base(job, manifest.level, manifest.categories, case, device_name)
