@@ -66,6 +66,22 @@ def assert_matches_oracle(actual: torch.Tensor, oracle: torch.Tensor, dtype: tor
 # ------------------------------------------------------------------------------- the oracles themselves
 
 
+@FAST
+@given(channels=st.integers(1, 9), kernel=st.integers(1, 5), stride=st.integers(1, 3), padding=st.integers(0, 4),
+       length=st.integers(1, 24), batch=st.integers(1, 3), bias=st.booleans(), seed=st.integers(0, 2**16))
+def test_conv1d_im2col_gemm_baseline_is_torch_conv1d_wherever_the_windows_meet_the_padding(
+        channels, kernel, stride, padding, length, batch, bias, seed):
+    # the production baseline gathers windows in up to three ranges (left padding, inside x, right padding): every
+    # split of them, down to windows wholly in the padding and lengths shorter than the kernel, is the same conv1d
+    if length + 2 * padding < kernel:
+        return
+    module = load("tasks/L1/conv1d/im2col_gemm.py").Conv1d(channels, 6, kernel, stride, padding, bias).double()
+    x = randn((batch, channels, length), seed=seed)
+    want = F.conv1d(x, module.weight, module.bias, stride, padding)
+    got = module(x)
+    assert got.shape == want.shape and torch.allclose(got, want, rtol=0, atol=1e-12)
+
+
 def test_group_norm_oracle_is_torch_group_norm_in_float64():
     eager = load("tasks/L1/group_norm/group_norm.py")
     for groups, channels, shape in [(3, 6, (2, 6, 5, 7)), (8, 40, (3, 40, 9, 11)), (2, 4, (2, 4, 3, 2, 5))]:
