@@ -105,9 +105,12 @@ print(",".join(n for n in r.names if candidate_path(Path("agents/reference"), r.
       python3 -m fastkernels.report "$out/$step" > "$out/$step.md" 2>/dev/null \
         || python3 scripts/measure.py --parts none --noop-rows "$out/$step" --out /tmp/measure | tail -12
       tar czf "$out/$step.tgz" -C "$out" "$step" && rm -rf "${out:?}/$step" ;;
-    warm)  # its run directory under $OUT: lanes sharing a GPU warm side by side (scripts/device-lanes.sh)
+    warm)  # its run directory under $OUT: lanes sharing a GPU warm side by side (scripts/device-lanes.sh), one
+      # instance a side (they share one compiled function): six lanes at four instances a side ran out of device
+      # memory on gelu_and_mul's prefill cases (2026-12-02)
       timeout "$(step_limit 540)" python3 -m fastkernels hardware="$hardware" "${tasks[@]}" agent=noop \
-        hydra.run.dir="$out/warm-run" "${trusted[@]}" "${overrides[@]}" "${cheap[@]}" 2>&1 | tail -2
+        hydra.run.dir="$out/warm-run" "${trusted[@]}" "${overrides[@]}" "${cheap[@]}" harness.instances=1 2>&1 \
+        | tail -2
       echo "warm: $(ls "$out"/warm-run/workers/*.rows.jsonl 2>/dev/null | wc -l) tasks compiled"
       python3 scripts/row_summary.py "$out/warm-run" | tee "$out/warm-rows.txt" | head -40
       rm -rf "${out:?}/warm-run" ;;
