@@ -13,11 +13,14 @@ references bit for bit on every correctness round; otherwise it stays eager (ora
 
 The judge is started before the candidate is imported, so nothing the candidate patches or leaves behind in the
 worker reaches it: forked while the worker has not touched the GPU yet (no start-up cost), else spawned fresh. Its
-one channel is a pipe; only verdicts come back, and the oracle's path and timings when asked (`oracle_info`).
+one channel is a pipe; only verdicts come back, and the oracle's path and timings when asked (`oracle_info`). It
+marks itself non-dumpable first (`close_memory`): otherwise its parent, the worker, could read the references out of
+its memory through /proc/PID/mem (as the same user, not only as root).
 """
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import traceback
 from dataclasses import dataclass
@@ -31,6 +34,7 @@ from fastkernels.correctness import Verdict, flatten, judge
 from fastkernels.oracle_graph import GRAPH_MIN_MS, KEEP_BELOW, Capture, CudaGraphOracle, Oracle
 
 Inputs = dict[str, torch.Tensor]
+PR_SET_DUMPABLE = 4  # linux/prctl.h
 
 
 @dataclass(frozen=True)
@@ -219,8 +223,21 @@ class _Case:
         self.oracle.release()
 
 
+def close_memory() -> bool:
+    """Mark this process non-dumpable (Linux `prctl(PR_SET_DUMPABLE, 0)`), so that no other process of the same
+    unprivileged user, the worker and the candidate code in it included, can read its /proc/PID/mem or attach a
+    debugger to it: the round references the judge holds from a case's start are then out of their reach. Root
+    (CAP_SYS_PTRACE) still reads it; the container's own non-root user is what keeps a candidate from being root.
+    Returns whether the kernel took it (False off Linux)."""
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
+    except (AttributeError, OSError):
+        return False
+
+
 def serve(spec: JudgeSpec, conn: Connection, worker_end: Connection | None = None) -> None:
     """The judge's loop: answer requests until `close` or until the worker goes away."""
+    close_memory()  # before any case is built
     if worker_end is not None:
         worker_end.close()
     current: _Case | None = None

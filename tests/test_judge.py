@@ -3,6 +3,9 @@ verdicts come back. Anything but plain tensors is refused before it crosses."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -95,3 +98,44 @@ def test_a_dead_judge_is_reported_not_waited_on():
         client.start_case("cpu_small", 1e-2, 1e-2)
         client.settle()
     client.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork") or os.geteuid() != 0 or not Path("/proc/self/mem").exists(),
+                    reason="drops to an unprivileged user, which needs root and Linux's /proc")
+def test_the_judges_memory_is_closed_to_the_worker_running_as_the_same_unprivileged_user():
+    # the round references sit in the judge's memory from the start of a case; as the same non-root user (the
+    # container's), the worker and the candidate code in it are its parent, and Linux lets a parent read a child's
+    # /proc/PID/mem unless the child marked itself non-dumpable
+    import ctypes
+    import multiprocessing.popen_fork  # noqa: F401 - imported while files are still readable (see below)
+
+    PR_SET_DUMPABLE = 4
+
+    read_end, write_end = os.pipe()
+    child = os.fork()
+    if child == 0:  # the worker's stand-in, as `nobody`
+        try:
+            os.close(read_end)
+            os.setgid(65534)
+            os.setuid(65534)
+            # changing user made this process non-dumpable; a process started as that user (the container's) is not
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
+            client = JudgeClient(JudgeSpec(str(TASKS_DIR), "rms_norm", "cpu", SEED, correctness_rounds=1))
+            try:
+                client.oracle_info()  # any answer: the judge is in its loop, past its own start-up
+            except JudgeError:
+                pass
+            try:
+                open(f"/proc/{client._process.pid}/mem", "rb").close()
+                verdict = b"readable"
+            except PermissionError:
+                verdict = b"refused"
+            client.close()
+            os.write(write_end, verdict)
+        except BaseException as error:  # noqa: BLE001 - reported to the test through the pipe
+            os.write(write_end, f"failed: {error!r}".encode()[:200])
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    os.waitpid(child, 0)
+    assert os.read(read_end, 256) == b"refused"
