@@ -118,6 +118,7 @@ def worker_seconds(runs: list[Path], rows: list[dict]) -> dict:
     rechecks_s = 0.0  # the part of the timed phases the judge's rechecks took (worker logs since 2026-11-30)
     eager_rechecks_s = 0.0  # of it, in the eager timed phases
     pads_s: dict[str, float] = {}  # the launch pads' share of the timed phases, eager and graph replays
+    eager_pads: dict[str, tuple[float, float]] = {}  # task/case -> (seconds its eager pads spun, its final pad in us)
     start_ups: list[float] = []  # the first task of a lane waits for its fork server to import torch and libraries
     raised: dict[str, int] = {}  # task/case -> the captures a side its graph timing ended with, where they were raised
     for run in reversed(runs):  # a task re-run later counts from the last run listed, as its rows do
@@ -144,7 +145,10 @@ def worker_seconds(runs: list[Path], rows: list[dict]) -> dict:
                     padded = PADDED.search(text)
                     if padded:  # two calls a pair, each behind the case's final pad (warm-ups and retimes left out)
                         kind = "eager" if name == "timed" else "graph replays"
-                        pads_s[kind] = pads_s.get(kind, 0.0) + 2 * int(padded.group(1)) * float(padded.group(2)) / 1e6
+                        spun = 2 * int(padded.group(1)) * float(padded.group(2)) / 1e6
+                        pads_s[kind] = pads_s.get(kind, 0.0) + spun
+                        if kind == "eager" and ": " in text:
+                            eager_pads[text.split(": ", 1)[0]] = (spun, float(padded.group(2)))
                     per_phase[name] = per_phase.get(name, 0.0) + stamp - previous
                     previous = stamp
     total = sum(seconds for seconds, _ in per_task.values())
@@ -159,6 +163,12 @@ def worker_seconds(runs: list[Path], rows: list[dict]) -> dict:
     if pads_s:  # a pad ratchets up for a case and never shrinks (timing.CudaEventClock)
         print("  of the timed phases, spinning launch pads (pairs x 2 x the case's final pad): "
               + ", ".join(f"{kind} {seconds:.1f} s" for kind, seconds in sorted(pads_s.items())), flush=True)
+    if eager_pads:  # where a case's pad settled says how late its host launched (garbage_collector.py, 2026-12-02)
+        finals = sorted(pad for _, pad in eager_pads.values())
+        costliest = sorted(eager_pads.items(), key=lambda item: -item[1][0])[:5]
+        print(f"  eager launch pads over {len(finals)} task-cases: median final pad {finals[len(finals) // 2]:.0f} us,"
+              f" {sum(pad >= 1600 for pad in finals)} at 1600 us or more; costliest: "
+              + ", ".join(f"{label} {spun:.1f} s ({pad:.0f} us)" for label, (spun, pad) in costliest), flush=True)
     if raised:  # the captures' speeds spread too much for the interval: only more captures narrow it
         ended = sorted(set(raised.values()))
         print(f"  graph captures raised on {len(raised)} task-cases (the interval wider than the target), ending at "

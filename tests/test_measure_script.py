@@ -66,6 +66,9 @@ def test_noop_rows_and_worker_time_of_a_cut_short_run(tmp_path):
     assert "of the timed phases, judging the rechecks: 0.7 s" in out  # 0.4 s eager, 0.3 s under graph replay
     # 50 pairs behind 4 ms: 0.4 s eager; 10 pairs behind 5 ms: 0.1 s replayed
     assert "spinning launch pads (pairs x 2 x the case's final pad): eager 0.4 s, graph replays 0.1 s" in out
+    # per case, eager only: where each case's pad settled, and what it cost
+    assert "eager launch pads over 1 task-cases: median final pad 4000 us, 1 at 1600 us or more; costliest: b/c1 0.4 s" \
+           " (4000 us)" in out
     assert "without the baseline checks (first compiles and autotuning, and the baselines' correctness rounds): " \
            "2.5 s each" in out
     # b's rows say 6 s of it went to first calls beyond a steady call: (16 - 6) / 4 cases
