@@ -20,14 +20,14 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-import numpy as np
 import torch
 
 from fastkernels.config import HarnessConfig, Tolerance
 from fastkernels.correctness import Verdict, judge, unchanged
-from fastkernels.inputs import generator, refill_inputs, unpredictable_seed
+from fastkernels.inputs import generator, redrawn_inputs, refill_inputs, unpredictable_seed
 from fastkernels.manifest import Case, Manifest
 from fastkernels.plan import one_line
+from fastkernels.recheck_picks import OnlinePicks
 from fastkernels.records import CallTimes, ErrorMetrics, Status
 from fastkernels.timing import Clock, continuing, extend_until_tight, paired_count, time_interleaved
 
@@ -127,8 +127,11 @@ class TimedRecheck:
 
     Every batch of timed calls (the first `iterations`, then each extra batch of adaptive repetition) has `rechecks`
     of its candidate calls picked at random over the whole batch and judged when the batch is done (`verify`), so at
-    most `rechecks` copies are held at once. Picks and the timed calls' input values come from fresh OS entropy, not
-    the run's seed, so a candidate cannot compute them in advance (the correctness rounds stay reproducible). A
+    most `rechecks` copies are held at once. Each pick is decided after its call has returned (recheck_picks.py), so
+    while a call runs nothing says whether it will be rechecked; a picked call's inputs are then rebuilt from the seed
+    `prepare` refilled them with, not taken from the tensors the call was handed. Picks and the timed calls' input
+    values come from fresh OS entropy, not the run's seed, so a candidate cannot compute them in advance (the
+    correctness rounds stay reproducible). A
     candidate wrong in a share f of its calls escapes a batch with probability (1 - f)^rechecks, and to carry the
     reported median it must be wrong in about half of them: with 5, under 1 in 32 per batch. No batch goes unchecked,
     so being right only until the extra batches begin does not pay.
@@ -136,6 +139,8 @@ class TimedRecheck:
     With `cover` K (CUDA-graph replays: iteration i replays capture i mod K), the first batch picks one call of each
     capture, at random among that capture's calls, and more at random up to `rechecks`: every capture is judged on a
     timed replay, and a candidate wrong in a share f of the batch still escapes with probability at most (1 - f)^K.
+    What the worker holds about a call (its seed, the picks so far) candidate code can still overwrite; only the
+    count of rechecks taken guards it (docs/progress.md: the judge holding the seeds would close that).
     """
 
     def __init__(
@@ -145,32 +150,37 @@ class TimedRecheck:
         self.manifest, self.case, self.device, self.flush = manifest, case, device, flush
         self.checked, self.rechecks, self.cover = checked, rechecks, cover
         self.batch = -1
-        self.picked: set[int] = set()
-        self._pending: Inputs | None = None
+        self._picks = OnlinePicks(0, 0)
+        self._seed: int | None = None  # the seed the checked implementation's latest call had its inputs drawn from
         self.captured: list[tuple[int, Inputs, Any]] = []
         self.start_batch(iterations)
+
+    @property
+    def picked(self) -> set[int]:
+        """The calls of this batch picked so far (decided after each call)."""
+        return set(self._picks.picked)
 
     def start_batch(self, iterations: int) -> None:
         """The next batch of `iterations` timed calls: its own input seeds and its own picks."""
         self.batch += 1
-        rng = np.random.default_rng(unpredictable_seed())
         count = paired_count(iterations)
         cover = min(self.cover, count) if self.batch == 0 else 0
-        picked = {int(rng.choice(np.arange(k, count, cover))) for k in range(cover)}
-        rest = np.setdiff1d(np.arange(count), np.fromiter(picked, dtype=np.int64, count=len(picked)))
-        wanted = recheck_count(self.rechecks, iterations, cover) - len(picked)
-        self.picked = picked | set(rng.choice(rest, size=wanted, replace=False).tolist())
+        self._picks = OnlinePicks(count, recheck_count(self.rechecks, iterations, cover), cover)
 
     def prepare(self, name: str, index: int, inputs: Inputs) -> None:
-        refill_inputs(self.manifest, self.case, inputs, generator(self.device, unpredictable_seed()))
-        self._pending = clone(inputs) if name == self.checked and index in self.picked else None
+        seed = unpredictable_seed()
+        refill_inputs(self.manifest, self.case, inputs, generator(self.device, seed))
+        self._seed = seed if name == self.checked else None
         if self.flush is not None:
             self.flush()
 
     def observe(self, name: str, index: int, inputs: Inputs, output: Any) -> None:
-        if self._pending is not None and name == self.checked:
-            self.captured.append((index, self._pending, _detach_clone(output)))
-            self._pending = None
+        if name != self.checked or self._seed is None:
+            return
+        seed, self._seed = self._seed, None
+        if self._picks.decide(index):  # drawn now, after the call
+            rebuilt = redrawn_inputs(self.manifest, self.case, inputs, generator(self.device, seed))
+            self.captured.append((index, rebuilt, _detach_clone(output)))
 
     def verify(self, judge_fresh: JudgeFresh, expected: int) -> None:
         """Judge this batch's captured outputs against fresh float64 references of the inputs they were given.
@@ -214,10 +224,10 @@ def time_rechecked(
         done = len(first)
         if done:
             recheck.start_batch(count)
-        if "candidate" in calls:
-            rechecked.extend(done + index for index in sorted(recheck.picked))
         added = time_interleaved(calls, continuing(sets, done), clock, warm, count, label, prepare=prepare,
                                  observe=observe, first_log=first)
+        if "candidate" in calls:  # the picks exist only now: each was drawn after its call
+            rechecked.extend(done + index for index in sorted(recheck.picked))
         started = time.perf_counter()
         cover = recheck.cover if not done else 0
         recheck.verify(judge_fresh, recheck_count(harness.rechecks, count, cover) if "candidate" in calls else 0)

@@ -82,6 +82,18 @@ def refill_inputs(
             tensor.copy_(_draw(spec, case_dtype, names, tensor.device, gen))
 
 
+def redrawn_inputs(
+    manifest: Manifest, case: Case, like: dict[str, torch.Tensor], gen: torch.Generator
+) -> dict[str, torch.Tensor]:
+    """New tensors shaped and strided like `like`, holding what `refill_inputs` writes with a generator in the same
+    state (every drawn input, in the same order) and the fixed `arange` inputs: a timed call's inputs rebuilt from its
+    seed, whatever the call did to the tensors it was given."""
+    case_dtype = DTYPES[case.dtype]
+    names = case_names(case, dsize=torch.empty((), dtype=case_dtype).element_size())
+    return {arg: torch.empty_like(tensor).copy_(_draw(manifest.inputs[arg], case_dtype, names, tensor.device, gen))
+            for arg, tensor in like.items()}
+
+
 def redraw_parameters(module: nn.Module, manifest: Manifest, gen: torch.Generator) -> None:
     """Replace the parameters the manifest names with seeded draws, so trivial inits cannot hide bugs."""
     parameters = dict(module.named_parameters())

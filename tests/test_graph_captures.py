@@ -174,6 +174,7 @@ def graph_run(monkeypatch, fake_cuda, wanted: int, iterations: int, max_iteratio
 
     monkeypatch.setattr(graphs, "capture", capture)
     monkeypatch.setattr(checks, "refill_inputs", lambda *args: None)
+    monkeypatch.setattr(checks, "redrawn_inputs", lambda manifest, case, like, gen: dict(like))
     monkeypatch.setattr(checks, "generator", lambda device, seed: None)
     monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
     repetition = SimpleNamespace(graph_captures=wanted, graph_captures_max=captures_max or wanted, target_ci=1e-9,
@@ -375,13 +376,27 @@ def test_the_first_batch_picks_a_replay_of_every_capture_and_later_batches_pick_
         captures, iterations, rechecks):
     from types import SimpleNamespace
 
+    from fastkernels import checks
     from fastkernels.checks import TimedRecheck, recheck_count
     from fastkernels.timing import paired_count
 
     recheck = TimedRecheck(SimpleNamespace(), SimpleNamespace(), "cpu", iterations, rechecks, None, cover=captures)
     count = paired_count(iterations)
-    assert len(recheck.picked) == recheck_count(rechecks, iterations, captures) == min(max(rechecks, captures), count)
-    assert all(0 <= i < count for i in recheck.picked)
-    assert {i % captures for i in recheck.picked} == set(range(min(captures, count)))
-    recheck.start_batch(iterations)
-    assert len(recheck.picked) == recheck_count(rechecks, iterations) == min(rechecks, count)
+
+    def run_batch() -> set[int]:
+        """A batch's calls of the checked implementation, in order: each pick is decided after its call."""
+        for index in range(count):
+            assert len(recheck.picked) <= index  # nothing about a call is decided before it has run
+            recheck._seed = index  # what prepare leaves (a seed), without drawing inputs
+            recheck.observe("candidate", index, {}, torch.zeros(1))
+        return recheck.picked
+
+    with pytest.MonkeyPatch.context() as patch:  # no inputs to rebuild here
+        patch.setattr(checks, "redrawn_inputs", lambda manifest, case, like, gen: dict(like))
+        patch.setattr(checks, "generator", lambda device, seed: None)
+        picked = run_batch()
+        assert len(picked) == recheck_count(rechecks, iterations, captures) == min(max(rechecks, captures), count)
+        assert all(0 <= i < count for i in picked)
+        assert {i % captures for i in picked} == set(range(min(captures, count)))
+        recheck.start_batch(iterations)
+        assert len(run_batch()) == recheck_count(rechecks, iterations) == min(rechecks, count)
