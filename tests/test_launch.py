@@ -50,13 +50,27 @@ def _start_hanging_worker(tmp_path):
     process = start_worker(str(job_path), str(log_path), {**os.environ, "TRITON_INTERPRET": "1"}, "forkserver",
                            bytes(32))
     assert not isinstance(process, subprocess.Popen)  # forked
+
+    def up() -> bool:  # the worker and its judge running, and the worker past starting them (the judge is forked
+        # before the line is written: on a loaded machine the line came later, 2026-12-02)
+        found = children(process.pid)
+        return bool(found) and len(_living_members(next(iter(found)))) == 2 and \
+            "judge, clock and cache flush started" in log_path.read_text()
+
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not (children(process.pid) and
-                                               len(_living_members(next(iter(children(process.pid))))) == 2):
+    while time.monotonic() < deadline and not up():
         time.sleep(0.1)
-    (worker,) = children(process.pid)
-    assert len(_living_members(worker)) == 2  # the worker and its judge
-    assert "judge, clock and cache flush started" in log_path.read_text()  # the log is the worker's own
+    try:
+        (worker,) = children(process.pid)
+        assert len(_living_members(worker)) == 2  # the worker and its judge
+        assert "judge, clock and cache flush started" in log_path.read_text()  # the log is the worker's own
+    except BaseException:  # a hanging worker left behind would keep the fork server, and the next test, waiting
+        for group in (*children(process.pid), process.pid):  # the worker's group (its judge too), then the warden
+            try:
+                os.killpg(group, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        raise
     return process, worker
 
 
