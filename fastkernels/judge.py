@@ -20,7 +20,6 @@ its memory through /proc/PID/mem (as the same user, not only as root).
 
 from __future__ import annotations
 
-import ctypes
 import multiprocessing
 import traceback
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ import torch
 
 from fastkernels.correctness import Verdict, flatten, judge
 from fastkernels.oracle_graph import GRAPH_MIN_MS, KEEP_BELOW, Capture, CudaGraphOracle, Oracle
+from fastkernels.processes import prctl
 
 Inputs = dict[str, torch.Tensor]
 PR_SET_DUMPABLE = 4  # linux/prctl.h
@@ -229,10 +229,7 @@ def close_memory() -> bool:
     debugger to it: the round references the judge holds from a case's start are then out of their reach. Root
     (CAP_SYS_PTRACE) still reads it; the container's own non-root user is what keeps a candidate from being root.
     Returns whether the kernel took it (False off Linux)."""
-    try:
-        return ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
-    except (AttributeError, OSError):
-        return False
+    return prctl(PR_SET_DUMPABLE, 0)
 
 
 def serve(spec: JudgeSpec, conn: Connection, worker_end: Connection | None = None) -> None:

@@ -1,9 +1,12 @@
 """The process table as Linux's /proc shows it: what the warden, its GPU watch and the runner read about the
-processes below a worker (who is whose child, in which process group, stopped or not, started how)."""
+processes below a worker (who is whose child, in which process group, stopped or not, started how); and `prctl`,
+through which the warden and the judge set their own process attributes."""
 
 from __future__ import annotations
 
+import ctypes
 import os
+import sys
 from dataclasses import dataclass
 
 
@@ -63,3 +66,10 @@ def command_line(pid: int) -> str:
             return cmdline.read().replace(b"\0", b" ").decode(errors="replace").strip()[:120]
     except OSError:
         return "?"
+
+
+def prctl(option: int, value: int) -> bool:
+    """Linux `prctl(option, value)` on this process; whether the kernel took it (False off Linux)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    return ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0) == 0

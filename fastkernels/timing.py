@@ -15,7 +15,8 @@
    37 us kernel timed behind a 400 us pad read 5% faster than its twin behind 200 us, both pads correct. The
    warm-up calls also go through the clock (untimed), so the pad has settled before the first timed call.
    Python's garbage collector makes no automatic collection from the first warm-up call to the last timed one
-   (garbage_collector.collector_paused, as `timeit` does): a full one stalls the host for 100+ ms.
+   (garbage_collector.collector_paused, as `timeit` does): a full one stalled the host 151-156 ms
+   (garbage_collector.py).
 Returns per implementation the list of times in milliseconds, in call order. The speedup of a candidate over a
 baseline is `paired_speedup`: the interquartile mean of the per-iteration log ratios, with a bootstrap interval over
 iterations.

@@ -15,7 +15,6 @@ context besides the worker and its judge (gpu_processes.py). The warden runs no 
 
 from __future__ import annotations
 
-import ctypes
 import os
 import signal
 import sys
@@ -24,7 +23,7 @@ from typing import Callable, NoReturn
 
 from fastkernels import gpu_processes
 from fastkernels.gpu_processes import GpuWatch
-from fastkernels.processes import children, command_line
+from fastkernels.processes import children, command_line, prctl
 
 STRAYS_EXIT = 86  # the warden killed processes that had left the worker's process group
 SIGNAL_EXIT_BASE = 128  # the warden exits 128 + N when its worker was killed by signal N (as shells report it)
@@ -34,15 +33,9 @@ STRAY_WAIT_S = 5.0
 GPU_POLL_S = 1.0  # NVML process lists, read this often while the worker runs (gpu_processes.py)
 
 
-def _prctl(option: int, value: int) -> bool:
-    if not sys.platform.startswith("linux"):
-        return False
-    return ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0) == 0
-
-
 def become_subreaper() -> bool:
     """Mark this process a child subreaper; False where the kernel has no such thing (not Linux)."""
-    return _prctl(PR_SET_CHILD_SUBREAPER, 1)
+    return prctl(PR_SET_CHILD_SUBREAPER, 1)
 
 
 def run_warded(work: Callable[[], int]) -> NoReturn:
@@ -113,7 +106,7 @@ def _work(work: Callable[[], int], warden: int) -> int:
     """The worker side of the fork: its own process group, killed by the kernel if its warden dies (a worker that
     kills its warden does not go on unwatched), the runner's signals back to their defaults."""
     os.setpgid(0, 0)
-    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != warden:  # the warden died before the line above
         return SIGNAL_EXIT_BASE + signal.SIGKILL
     signal.signal(signal.SIGTERM, signal.SIG_DFL)

@@ -63,17 +63,14 @@ def test_every_warm_up_and_timed_call_runs_with_the_collector_off():
 
 
 def test_the_fork_servers_imports_are_frozen_so_a_full_collection_skips_them():
-    # 2026-12-02, this 2-core machine: 403k tracked objects after the preload, 155-170 ms a full collection
+    # what a collection walks is what is tracked and not frozen (its cost: scripts/gc_pauses.py, not a timed test)
     out = _run("""
-        import gc, time
+        import gc
         import fastkernels.preload
-        frozen = gc.get_freeze_count()
-        start = time.perf_counter(); gc.collect(); seconds = time.perf_counter() - start
-        print(frozen, len(gc.get_objects()), round(seconds, 3))
+        print(gc.get_freeze_count(), len(gc.get_objects()))
     """)
-    frozen, tracked, seconds = out.split()
-    assert int(frozen) > 100_000 and int(tracked) < int(frozen) // 10, out
-    assert float(seconds) < 0.05, out
+    frozen, tracked = (int(word) for word in out.split())
+    assert frozen > 100_000 and tracked < frozen // 10, out
 
 
 def test_objects_made_after_the_freeze_in_reference_cycles_are_still_collected():
