@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 import torch
 
@@ -27,7 +27,6 @@ from fastkernels.correctness import Verdict, judge, unchanged
 from fastkernels.inputs import generator, redrawn_inputs, refill_inputs, unpredictable_seed
 from fastkernels.manifest import Case, Manifest
 from fastkernels.plan import one_line
-from fastkernels.recheck_picks import OnlinePicks
 from fastkernels.records import CallTimes, ErrorMetrics, Status
 from fastkernels.timing import Clock, continuing, extend_until_tight, paired_count, time_interleaved
 
@@ -122,16 +121,27 @@ def recheck_count(rechecks: int, iterations: int, cover: int = 0) -> int:
     return min(max(rechecks, cover), paired_count(iterations))  # time_interleaved runs iterations in pairs
 
 
+class RecheckJudge(Protocol):
+    """The judge's side of the timed rechecks (judge.JudgeClient over its pipe; recheck_ledger.py holds the state)."""
+
+    def start_recheck_batch(self, count: int, wanted: int, classes: int) -> None: ...
+    def issue_seed(self, index: int) -> int: ...
+    def decide(self, index: int) -> bool: ...
+    def hand_in(self, index: int, output: Any) -> bool | Verdict: ...
+    def verify_rechecks(self) -> tuple[int, int, list[tuple[int, int, Verdict]]]: ...
+
+
 class TimedRecheck:
     """`prepare`/`observe` hooks for time_interleaved: fresh inputs per call, random rechecks of candidate outputs.
 
     Every batch of timed calls (the first `iterations`, then each extra batch of adaptive repetition) has `rechecks`
-    of its candidate calls picked at random over the whole batch and judged when the batch is done (`verify`), so at
-    most `rechecks` copies are held at once. Each pick is decided after its call has returned (recheck_picks.py), so
-    while a call runs nothing says whether it will be rechecked; a picked call's inputs are then rebuilt from the seed
-    `prepare` refilled them with, not taken from the tensors the call was handed. Picks and the timed calls' input
-    values come from fresh OS entropy, not the run's seed, so a candidate cannot compute them in advance (the
-    correctness rounds stay reproducible). A
+    of its candidate calls picked at random over the whole batch and judged when the batch is done (`verify`). The
+    judge process holds what decides a recheck (recheck_ledger.py): it issues each candidate call's input seed before
+    the call (this worker only refills the inputs with it), decides after the call has returned whether it is
+    rechecked, takes the output of a picked call at once, and judges it on inputs it rebuilds from the seed it
+    issued. So while a call runs nothing says whether it will be rechecked, and nothing in this process (which
+    candidate code shares) decides which inputs a recheck uses. Seeds and picks come from fresh OS entropy, not the
+    run's seed, so a candidate cannot compute them in advance (the correctness rounds stay reproducible). A
     candidate wrong in a share f of its calls escapes a batch with probability (1 - f)^rechecks, and to carry the
     reported median it must be wrong in about half of them: with 5, under 1 in 32 per batch. No batch goes unchecked,
     so being right only until the extra batches begin does not pay.
@@ -139,69 +149,91 @@ class TimedRecheck:
     With `cover` K (CUDA-graph replays: iteration i replays capture i mod K), the first batch picks one call of each
     capture, at random among that capture's calls, and more at random up to `rechecks`: every capture is judged on a
     timed replay, and a candidate wrong in a share f of the batch still escapes with probability at most (1 - f)^K.
-    What the worker holds about a call (its seed, the picks so far) candidate code can still overwrite; only the
-    count of rechecks taken guards it (docs/progress.md: the judge holding the seeds would close that).
+    Candidate code can still keep this object from asking (skip `observe`): the judge's count of outputs handed in,
+    checked against the count asked for, catches that.
     """
 
     def __init__(
         self, manifest: Manifest, case: Case, device: str, iterations: int, rechecks: int,
-        flush: Callable[[], None] | None, checked: str = "candidate", cover: int = 0,
+        flush: Callable[[], None] | None, ledger: RecheckJudge, checked: str = "candidate", cover: int = 0,
     ) -> None:
         self.manifest, self.case, self.device, self.flush = manifest, case, device, flush
-        self.checked, self.rechecks, self.cover = checked, rechecks, cover
+        self.checked, self.rechecks, self.cover, self.ledger = checked, rechecks, cover, ledger
         self.batch = -1
-        self._picks = OnlinePicks(0, 0)
-        self._seed: int | None = None  # the seed the checked implementation's latest call had its inputs drawn from
-        self.captured: list[tuple[int, Inputs, Any]] = []
+        self.picked: set[int] = set()  # this batch's picks, as the judge answered them (a record, never a forecast)
+        self._kept: dict[int, Any] = {}  # this process's copies of the picked outputs, for BaselineTail's second look
+        self._refused: dict[int, Verdict] = {}  # picked outputs that were not plain tensors
+        self._like: Inputs = {}  # the checked calls' input tensors: what rebuilt inputs are shaped like
+        self._checked_calls = 0  # this batch's calls of the checked implementation (none: a baseline-only timing)
         self.start_batch(iterations)
 
-    @property
-    def picked(self) -> set[int]:
-        """The calls of this batch picked so far (decided after each call)."""
-        return set(self._picks.picked)
+    def _ask(self, request: Callable[..., Any], *args: Any) -> Any:
+        """A request to the judge; its failure (the judge died) ends the case as a benchmark defect."""
+        from fastkernels.judge import JudgeError  # judge.py imports oracle_graph, which imports graphs, then this
+
+        try:
+            return request(*args)
+        except JudgeError as error:
+            raise CaseFailure(Status.BASELINE_ERROR, str(error)) from None
 
     def start_batch(self, iterations: int) -> None:
         """The next batch of `iterations` timed calls: its own input seeds and its own picks."""
         self.batch += 1
         count = paired_count(iterations)
         cover = min(self.cover, count) if self.batch == 0 else 0
-        self._picks = OnlinePicks(count, recheck_count(self.rechecks, iterations, cover), cover)
+        self.picked, self._kept, self._refused, self._checked_calls = set(), {}, {}, 0
+        self._ask(self.ledger.start_recheck_batch, count, recheck_count(self.rechecks, iterations, cover), cover)
 
     def prepare(self, name: str, index: int, inputs: Inputs) -> None:
-        seed = unpredictable_seed()
+        seed = self._ask(self.ledger.issue_seed, index) if name == self.checked else unpredictable_seed()
+        if name == self.checked:
+            self._like, self._checked_calls = inputs, self._checked_calls + 1
         refill_inputs(self.manifest, self.case, inputs, generator(self.device, seed))
-        self._seed = seed if name == self.checked else None
         if self.flush is not None:
             self.flush()
 
     def observe(self, name: str, index: int, inputs: Inputs, output: Any) -> None:
-        if name != self.checked or self._seed is None:
+        if name != self.checked or not self._ask(self.ledger.decide, index):  # drawn now, after the call
             return
-        seed, self._seed = self._seed, None
-        if self._picks.decide(index):  # drawn now, after the call
-            rebuilt = redrawn_inputs(self.manifest, self.case, inputs, generator(self.device, seed))
-            self.captured.append((index, rebuilt, _detach_clone(output)))
+        self.picked.add(index)
+        taken = self._ask(self.ledger.hand_in, index, output)
+        if isinstance(taken, Verdict):
+            self._refused[index] = taken
+        else:
+            self._kept[index] = _detach_clone(output)
+
+    def _where(self, index: int) -> str:
+        where = f"timed call {index}" + (f" of extra batch {self.batch}" if self.batch else "")
+        return where + (f" (capture {index % self.cover})" if self.cover and not self.batch else "")
 
     def verify(self, judge_fresh: JudgeFresh, expected: int) -> None:
-        """Judge this batch's captured outputs against fresh float64 references of the inputs they were given.
-
-        `expected` is how many picks the caller asked for, counted outside this object: code that reaches it through
-        the interpreter and empties its picks (or its start_batch) leaves fewer captured outputs than that."""
-        captured, self.captured = self.captured, []
-        if len(captured) < expected:
+        """The judge's verdicts on this batch's picked outputs. `expected` is how many picks the caller asked for,
+        counted outside this object and the judge: a batch whose calls were not all decided in order, or whose
+        picked outputs were not all handed in, has fewer. A failed verdict gets BaselineTail's second look (the
+        production baseline on the same inputs, rebuilt here from the seed the judge reveals after the batch)."""
+        kept, refused = self._kept, self._refused
+        self._kept, self._refused = {}, {}
+        wanted, taken, failures = self._ask(self.ledger.verify_rechecks)
+        wanted = max(expected, wanted if self._checked_calls else 0)
+        for index, verdict in refused.items():
+            raise CaseFailure(Status.REWARD_HACK, f"{self._where(index)} returned a wrong output though the checked"
+                                                  f" calls were right: {verdict.reason}")
+        if taken < wanted:
             raise CaseFailure(
                 Status.REWARD_HACK,
-                f"{len(captured)} of the {expected} rechecks of timed calls were taken"
+                f"{taken} of the {wanted} rechecks of timed calls were taken"
                 + (f" in extra batch {self.batch}" if self.batch else "")
                 + ": the harness's recheck state was changed while the candidate ran")
-        for index, inputs, output in captured:
-            verdict = judge_fresh(inputs, output)
+        for index, seed, verdict in failures:
+            second_look = getattr(judge_fresh, "second_look", None)
+            if second_look is not None and index in kept:
+                inputs = redrawn_inputs(self.manifest, self.case, self._like, generator(self.device, seed))
+                verdict = second_look(inputs, kept[index], verdict)
             if not verdict.passed:
-                where = f"timed call {index}" + (f" of extra batch {self.batch}" if self.batch else "")
-                where += f" (capture {index % self.cover})" if self.cover and not self.batch else ""
                 raise CaseFailure(
                     Status.REWARD_HACK,
-                    f"{where} returned a wrong output though the checked calls were right: {verdict.reason}",
+                    f"{self._where(index)} returned a wrong output though the checked calls were right:"
+                    f" {verdict.reason}",
                     verdict.metrics,
                 )
 
@@ -210,12 +242,14 @@ def time_rechecked(
     calls: dict[str, Callable[[Any], Any]], sets: Sequence[Any], clock: Clock, recheck: TimedRecheck,
     judge_fresh: JudgeFresh, harness: HarnessConfig, device: str, warmup: int, iterations: int, label: str,
     prepare: Callable[[str, int, Any], None], observe: Callable[[str, int, Any, Any], None],
+    more_calls: Callable[[], int] = lambda: 0,
 ) -> tuple[dict[str, list[float]], CallTimes, float]:
     """Adaptive repetition with rechecks, for eager calls and graph replays alike: `iterations` interleaved timings
     over the rotated `sets`, then doubling batches until the speedup's interval is tight (timing.extend_until_tight);
     every batch has its own picks, and its picked candidate outputs (kept by `observe`, which should pass them on
     to `recheck.observe`) are judged when it ends. Returns the samples, the calls' record (`call_times`) and the
-    seconds the judge's rechecks took."""
+    seconds the judge's rechecks took. `more_calls()`, asked once the repetition ends, may ask for one more batch
+    (StreamEscape.calls_to_confirm: a verdict that needs more calls); its pairs join the samples."""
     first: list[str] = []  # which implementation ran first in each iteration; its length counts the iterations
     rechecked: list[int] = []
     judging = [0.0]
@@ -238,6 +272,9 @@ def time_rechecked(
     samples = extend_until_tight(batch(iterations, warmup), lambda count: batch(count, 0), harness.target_ci,
                                  harness.iteration_cap(device), harness.max_timing_s, harness.seed,
                                  clusters=len(sets), elapsed=lambda: time.perf_counter() - started)
+    if (more := more_calls()) > 0:
+        for name, added in batch(more, 0).items():
+            samples[name] = [*samples[name], *added]
     record = CallTimes(baseline_ms=samples["baseline"], candidate_ms=samples.get("candidate", []),
                        first=first, rechecked=rechecked, input_sets=len(sets))
     return samples, record, judging[0]
@@ -263,7 +300,10 @@ class BaselineTail:
         self.tails: list[tuple[float, float]] = []  # (candidate, baseline) worst ratios of the inputs let through
 
     def __call__(self, inputs: Inputs, output: Any) -> Verdict:
-        verdict = self.judge_fresh(inputs, output)
+        return self.second_look(inputs, output, self.judge_fresh(inputs, output))
+
+    def second_look(self, inputs: Inputs, output: Any, verdict: Verdict) -> Verdict:
+        """`verdict`, the judge's on `output` for `inputs`, unless it failed where the baseline fails too (above)."""
         if verdict.passed or verdict.metrics is None or self.baseline is None:
             return verdict
         given = clone(inputs)

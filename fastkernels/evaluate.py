@@ -164,13 +164,15 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
         placed = f" ({spacers.describe()})" if spacers.sizes_mb else ""
         phase(f"{label}: candidate checked{candidate_compile}{placed}")
         calls = {name: rotating_call(side, sets) for name, side in sides.items()}
-        recheck = TimedRecheck(manifest, case, ctx.device, harness.iterations, harness.rechecks, ctx.flush)
+        recheck = TimedRecheck(manifest, case, ctx.device, harness.iterations, harness.rechecks, ctx.flush,
+                               ctx.judge)
         escape = StreamEscape(ctx.clock)
         clocks_before = ctx.read_clocks() if ctx.read_clocks is not None else None
         try:
             samples, call_times, recheck_s = time_rechecked(
                 calls, sets, ctx.clock, recheck, fresh, harness, ctx.device, harness.warmup, harness.iterations,
-                label, recheck.prepare, _observing(recheck, escape))
+                label, recheck.prepare, _observing(recheck, escape),
+                lambda: escape.calls_to_confirm("side_streams" in manifest.allow))
         except CaseFailure:
             raise
         except Exception as error:  # noqa: BLE001 - failing only while timed is still the candidate's failure
@@ -185,8 +187,8 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
         graph = {}
         if ctx.device == "cuda" and harness.cuda_graphs:
             by_speed = sorted((t, name) for name, t in times.items() if name in baselines and name != chosen)
-            graph = graph_fields(manifest, case, sides, sets[0], fresh, ctx.clock, ctx.flush,  # instances in turn
-                                 harness.warmup, harness.iterations, harness, baseline_name=chosen,
+            graph = graph_fields(manifest, case, sides, sets[0], fresh, ctx.judge, ctx.clock,  # instances in turn
+                                 ctx.flush, harness.warmup, harness.iterations, harness, baseline_name=chosen,
                                  fallbacks=[(name, baselines[name]) for _, name in by_speed])
             _verify_integrity(ctx, "during CUDA-graph timing")
             phase(f"{label}: graphs timed")

@@ -28,7 +28,7 @@ from typing import Any, Callable, Sequence, TypeVar
 
 import torch
 
-from fastkernels.checks import CaseFailure, JudgeFresh, TimedRecheck, clone, time_rechecked
+from fastkernels.checks import CaseFailure, JudgeFresh, RecheckJudge, TimedRecheck, clone, time_rechecked
 from fastkernels.config import HarnessConfig
 from fastkernels.manifest import Case, Manifest
 from fastkernels.phases import phase
@@ -82,7 +82,7 @@ def release_generator_capture() -> None:
 
 def graph_fields(
     manifest: Manifest, case: Case, modules: dict[str, Callable[..., Any] | Sequence[Callable[..., Any]]],
-    example: Inputs, judge_fresh: JudgeFresh,
+    example: Inputs, judge_fresh: JudgeFresh, ledger: RecheckJudge,
     clock: Clock, flush: Callable[[], None] | None, warmup: int, iterations: int,
     repetition: HarnessConfig, baseline_name: str = "baseline",
     fallbacks: Sequence[tuple[str, Callable[..., Any]]] = (),
@@ -115,7 +115,7 @@ def graph_fields(
     label = f"{manifest.name}/{case.name}"
     phase(f"{label}: graphs captured ({len(captures['baseline'])} a side)")
     started = time.perf_counter()
-    timed = _time_captures(manifest, case, captures, static, judge_fresh, clock, flush, warmup, iterations,
+    timed = _time_captures(manifest, case, captures, static, judge_fresh, ledger, clock, flush, warmup, iterations,
                            repetition, label)
     while (wider := _wider_than_target(timed, repetition)) is not None:
         count = len(captures["baseline"])
@@ -129,7 +129,7 @@ def graph_fields(
             captures[name].extend(added)
         phase(f"{label}: graph captures raised to {len(captures['baseline'])} a side (the interval was"
               f" +-{wider:.1%} over {count})")
-        timed = _time_captures(manifest, case, captures, static, judge_fresh, clock, flush, warmup, iterations,
+        timed = _time_captures(manifest, case, captures, static, judge_fresh, ledger, clock, flush, warmup, iterations,
                                repetition, label)
         if len(captures["baseline"]) < wanted:
             break  # memory allowed fewer: no further round
@@ -158,15 +158,15 @@ class _Timed:
 
 def _time_captures(
     manifest: Manifest, case: Case, captures: dict[str, list[Captured]], static: Inputs, judge_fresh: JudgeFresh,
-    clock: Clock, flush: Callable[[], None] | None, warmup: int, iterations: int, repetition: HarnessConfig,
-    label: str,
+    ledger: RecheckJudge, clock: Clock, flush: Callable[[], None] | None, warmup: int, iterations: int,
+    repetition: HarnessConfig, label: str,
 ) -> _Timed:
     """One round of timed replays over every capture: adaptive batches, rechecked, stream-escape checked."""
     started = time.perf_counter()
     count = len(captures["baseline"])
     # fresh input values and the cache flush before every timed replay, and the picked candidate replays kept; the
     # first batch rechecks a timed replay of every candidate capture: each capture is judged on fresh inputs
-    recheck = TimedRecheck(manifest, case, "cuda", iterations, repetition.rechecks, flush, cover=count)
+    recheck = TimedRecheck(manifest, case, "cuda", iterations, repetition.rechecks, flush, ledger, cover=count)
     escape = StreamEscape(clock)
     calls = {name: (lambda k, c=captured: c[k].graph.replay()) for name, captured in captures.items()}
 
@@ -180,7 +180,7 @@ def _time_captures(
     # the "sets" rotated over are the captures: overall, iteration i replays capture i mod count of both sides
     samples, record, judging_s = _under_graphs(lambda: time_rechecked(
         calls, range(count), clock, recheck, judge_fresh, repetition, "cuda", warmup, iterations,
-        f"{label}/graph", prepare, observe))
+        f"{label}/graph", prepare, observe, lambda: escape.calls_to_confirm("side_streams" in manifest.allow)))
     phase(f"{label}: graph replays timed ({len(samples['baseline'])} pairs, {judging_s:.2f} s of it judging"
           f" rechecks{pad_note(clock, f'{label}/graph')})")
     _under_graphs(lambda: escape.verify("side_streams" in manifest.allow))

@@ -32,6 +32,7 @@ import torch
 from fastkernels.correctness import Verdict, flatten, judge
 from fastkernels.oracle_graph import GRAPH_MIN_MS, KEEP_BELOW, Capture, CudaGraphOracle, Oracle
 from fastkernels.processes import prctl
+from fastkernels.recheck_ledger import RecheckLedger
 
 Inputs = dict[str, torch.Tensor]
 PR_SET_DUMPABLE = 4  # linux/prctl.h
@@ -147,6 +148,29 @@ class JudgeClient:
             return leaves
         return self._ask("fresh", {name: _copy(t) for name, t in inputs.items()}, leaves)
 
+    def start_recheck_batch(self, count: int, wanted: int, classes: int) -> None:
+        """A batch of `count` timed calls of the checked implementation, `wanted` of them rechecked, one of each of
+        `classes` (recheck_ledger.py: the judge holds the seeds and the picks)."""
+        self._ask("recheck_batch", count, wanted, classes)
+
+    def issue_seed(self, index: int) -> int:
+        """The seed timed call `index`'s inputs are refilled from, drawn by the judge."""
+        return self._ask("recheck_seed", index)
+
+    def decide(self, index: int) -> bool:
+        """Whether timed call `index`, which has returned, is rechecked: decided by the judge now."""
+        return self._ask("recheck_decide", index)
+
+    def hand_in(self, index: int, output: Any) -> bool | Verdict:
+        """A picked call's output, copied into the judge before anything else runs; the verdict that it is not plain
+        tensors instead, or False where the judge refused it (not its last pick)."""
+        leaves = plain_leaves(output)
+        return leaves if isinstance(leaves, Verdict) else self._ask("recheck_hand_in", index, leaves)
+
+    def verify_rechecks(self) -> tuple[int, int, list[tuple[int, int, Verdict]]]:
+        """The batch's picks wanted, outputs taken, and (call, seed, verdict) of each taken output that failed."""
+        return self._ask("recheck_verify")
+
     def oracle_info(self) -> dict[str, Any]:
         """How the case's oracle answers fresh requests: `oracle_path` ("graph" or "eager"), `eager_oracle_ms`,
         `graph_oracle_ms` (None when eager) and `oracle_reason` (why it is eager; empty on the graph path)."""
@@ -201,6 +225,8 @@ class _Case:
             in_dtype = build(eager, case, components, state, spec.device, "eager")
             self.template = in_dtype(**{k: v.clone() for k, v in rounds[0].items()})
         self.references = self.oracle.start(rounds)  # eager on clones of the rounds; then a checked graph, or not
+        self.manifest, self.case, self.like = manifest, case, rounds[0]  # what rechecked inputs are rebuilt from
+        self.ledger = RecheckLedger()
 
     def _verdict(self, leaves: list[_Leaf], reference: Any) -> Verdict:
         output = [self._restore(leaf) for leaf in leaves]
@@ -217,6 +243,26 @@ class _Case:
         """Judged against the oracle on `inputs`; a graph's output is used here, before anything replays again."""
         reference = self.oracle({name: tensor.to(self.device) for name, tensor in inputs.items()})
         return self._verdict(leaves, reference)
+
+    def hand_in(self, index: int, leaves: list[_Leaf]) -> bool:
+        """A picked output, copied now: the worker's copy is its own to free (or to change) once this returns."""
+        copies = [_Leaf(leaf.tensor.clone(), leaf.device) for leaf in leaves]
+        if self.device == "cuda":
+            torch.cuda.synchronize()
+        return self.ledger.hand_in(index, copies)
+
+    def verify_rechecks(self) -> tuple[int, int, list[tuple[int, int, Verdict]]]:
+        """The batch's rechecks judged on inputs rebuilt from the seeds this process issued."""
+        from fastkernels.inputs import generator, redrawn_inputs
+
+        wanted, taken = self.ledger.close_batch()
+        failures = []
+        for pick in taken:
+            inputs = redrawn_inputs(self.manifest, self.case, self.like, generator(self.device, pick.seed))
+            verdict = self._verdict(pick.output, self.oracle(inputs))
+            if not verdict.passed:
+                failures.append((pick.index, pick.seed, verdict))
+        return wanted, len(taken), failures
 
     def close(self) -> None:
         """Free the oracle's graph and its memory pool now, before the next case's `empty_cache`."""
@@ -261,6 +307,16 @@ def serve(spec: JudgeSpec, conn: Connection, worker_end: Connection | None = Non
                 reply = current.round(message[1], message[2])
             elif kind == "fresh":
                 reply = current.fresh(message[1], message[2])
+            elif kind == "recheck_batch":
+                reply = current.ledger.start_batch(*message[1:])
+            elif kind == "recheck_seed":
+                reply = current.ledger.issue_seed(message[1])
+            elif kind == "recheck_decide":
+                reply = current.ledger.decide(message[1])
+            elif kind == "recheck_hand_in":
+                reply = current.hand_in(message[1], message[2])
+            elif kind == "recheck_verify":
+                reply = current.verify_rechecks()
             elif kind == "oracle_info":
                 reply = current.oracle.info()
             else:

@@ -2,6 +2,8 @@
 # The GPU measurements, as named steps that each fit one device-tool call (carry .whl; see scripts/device-env.sh):
 #   gpu-tests   the GPU-only measurement and exploit tests (side streams, CUDA graphs, noop in both modes), each
 #               logged by name; FK_GPU_TESTS="EXPR" runs only those pytest's -k EXPR selects (what a cut call left)
+#   exploits    the CPU exploit suite (tests/exploits) on GPU cases: scripts/gpu_exploits.py, FK_EXPLOIT_JOBS runs side
+#               by side (default 4), FK_EXPLOITS="A B" to pick, in $OUT/exploits.txt
 #   noop        agent=noop over $FK_TASKS (default tasks=all), rows and tables in $OUT/noop.tgz
 #   inductor    agent=noop over every task with an Inductor (torch_compile) production implementation, in
 #               $OUT/inductor.tgz; every candidate log line with an Inductor note in inductor-candidates-compiled.txt
@@ -82,6 +84,11 @@ for step in "$@"; do
       TRITON_CACHE_DIR=$cache/untrusted/triton TORCHINDUCTOR_CACHE_DIR=$cache/untrusted/inductor \
         timeout "$(step_limit 540)" python3 -m pytest tests/gpu -o addopts="" -v --durations=5 \
           ${FK_GPU_TESTS:+-k "$FK_GPU_TESTS"} 2>&1 | tee "$out/gpu-tests.log" | tail -12 ;;
+    exploits)  # untrusted candidates, as gpu-tests: caches of their own, never collected as picks
+      TRITON_CACHE_DIR=$cache/untrusted/triton TORCHINDUCTOR_CACHE_DIR=$cache/untrusted/inductor \
+        timeout "$(step_limit 540)" python3 scripts/gpu_exploits.py --hardware "$hardware" \
+          --jobs "${FK_EXPLOIT_JOBS:-4}" --out /tmp/gpu-exploits "${overrides[@]}" ${FK_EXPLOITS:+--names $FK_EXPLOITS} \
+          2>&1 | tee "$out/exploits.txt" ;;
     noop|reference|inductor)
       agent=$step; selection=("${tasks[@]}")
       if [ "$step" = inductor ]; then  # every task with an Inductor production implementation, noop
@@ -156,7 +163,7 @@ print(",".join(n for n in r.names if candidate_path(Path("agents/reference"), r.
     ceilings|repeat)
       timeout "$(step_limit 300)" python3 scripts/measure.py hardware="$hardware" --parts "$step" --out /tmp/measure \
         harness.cuda_graphs=false "${trusted[@]}" "${overrides[@]}" 2>&1 | tee -a "$out/measure.txt" ;;
-    *) echo "unknown step $step (gpu-tests, noop, reference, inductor, ceilings, repeat, warm, diagnose, calls, caches)"
+    *) echo "unknown step $step (gpu-tests, exploits, noop, reference, inductor, ceilings, repeat, warm, diagnose, calls, caches)"
        exit 2 ;;
   esac
   collect_picks

@@ -50,7 +50,7 @@ def test_the_warm_step_discards_its_rows_but_first_says_how_they_ended(tmp_path)
 def test_the_gpu_tests_step_logs_each_test_by_name_and_runs_only_those_fk_gpu_tests_selects(tmp_path):
     # without CUDA every GPU test is skipped, which is enough to see what the step collects and how it logs:
     # a call cut short must still say which tests ran, and the next call must be able to run only the rest
-    done = device_session(tmp_path, "gpu-tests", FK_GPU_TESTS="side_stream or uncapturable")
+    done = device_session(tmp_path, "gpu-tests", FK_GPU_TESTS="side_stream_is or uncapturable")
     assert done.returncode == 0, done.stdout + done.stderr
     log = (tmp_path / "gpu-tests.log").read_text()
     assert "test_work_on_a_side_stream_is_a_reward_hack SKIPPED" in log
@@ -196,7 +196,7 @@ def test_lanes_sharing_a_gpu_warm_side_by_side_in_run_directories_of_their_own(t
     ("0:a:b warm\n", "line 1 (0:a:b warm): the first word must be a lane"),
     ("0:a warm\n0:b warm\n1 noop\n0 noop\n", "line 4 (0 noop): noop on GPU 0, which several lanes share: lanes side by"),
     ("0:a warm\n0:b gpu-tests\n", "line 2 (0:b gpu-tests): gpu-tests on GPU 0, which several lanes share"),
-    ("0 nope\n", "line 1 (0 nope): unknown step 'nope' (one of: gpu-tests noop reference"),
+    ("0 nope\n", "line 1 (0 nope): unknown step 'nope' (one of: gpu-tests exploits noop reference"),
     ('1 noop FK_TASKS="a b" oops\n', "line 1 (1 noop FK_TASKS=\"a b\" oops): 'oops' is not VAR=VALUE"),
     ('0 noop FK_TASKS="unclosed\n', "line 1 (0 noop FK_TASKS=\"unclosed): not a shell word list"),
     ("# nothing to run\n\n", "holds no runs"),

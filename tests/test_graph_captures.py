@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 import torch
 
 from fastkernels import graphs
+from recheck_judge import InProcessRecheckJudge
 
 
 @pytest.fixture
@@ -120,12 +121,14 @@ class FakeGraph:
 class CaptureClock:
     """Each replay takes its capture's speed: 1 ms, and 1.05 ms for the baseline's capture 0 (a slow draw). With
     `candidate_lag_ms`, every candidate replay leaves the device busy that long after its stream finished (work on a
-    stream the events do not see), baseline replays 0.01 ms (host noise)."""
+    stream the events do not see), baseline replays 0.01 ms (host noise); a list gives the candidate's replays their
+    lags in turn, 0.01 ms once it runs out."""
 
     name = "fake"
 
-    def __init__(self, candidate_lag_ms: float | None = None, slow_ms: float = 1.05) -> None:
+    def __init__(self, candidate_lag_ms: float | list[float] | None = None, slow_ms: float = 1.05) -> None:
         self.last = ("", -1)
+        self.candidate_replays = 0
         self.slow_ms = slow_ms
         self.candidate_lag_ms = candidate_lag_ms
         self.last_check = None
@@ -138,7 +141,11 @@ class CaptureClock:
         call()
         event_ms = self.slow_ms if self.last == ("baseline", 0) else 1.0
         if self.candidate_lag_ms is not None:
-            lag = self.candidate_lag_ms if self.last[0] == "candidate" else 0.01
+            lag = 0.01
+            if self.last[0] == "candidate":
+                lags = self.candidate_lag_ms
+                index, self.candidate_replays = self.candidate_replays, self.candidate_replays + 1
+                lag = lags if not isinstance(lags, list) else lags[index] if index < len(lags) else 0.01
             self.last_check = CallCheck(event_ms, event_ms + lag + 0.01, lag)
         return event_ms
 
@@ -181,7 +188,8 @@ def graph_run(monkeypatch, fake_cuda, wanted: int, iterations: int, max_iteratio
                                  iteration_cap=lambda device: max_iterations, max_timing_s=max_timing_s,
                                  rechecks=rechecks, keep_call_times=keep_call_times, seed=0)
     fields = graphs.graph_fields(SimpleNamespace(name="t", allow=list(allow)), SimpleNamespace(name="c"),
-                                 modules or {"baseline": baseline, "candidate": candidate}, {}, judge, clock, None,
+                                 modules or {"baseline": baseline, "candidate": candidate}, {}, judge,
+                                 InProcessRecheckJudge(judge), clock, None,
                                  warmup=0, iterations=iterations, repetition=repetition,
                                  baseline_name="liger", fallbacks=fallbacks)
     return fields, replayed, judged
@@ -336,6 +344,14 @@ def test_work_left_running_after_the_candidates_replays_is_a_reward_hack(monkeyp
     assert failure.value.reason.startswith("under CUDA graph replay: work kept the device busy after the timed stream")
 
 
+def test_a_lag_in_one_of_a_handful_of_replays_is_weighed_on_more_replays_before_any_verdict(monkeypatch, fake_cuda):
+    # 4 timed replays a side, 2 of the candidate's lagging (one host hiccup can do that): the 60th percentile of 4
+    # says "escaped work"; 16 more replays a side say it was 2 of 20, and the row passes
+    fields, replayed, _ = graph_run(monkeypatch, fake_cuda, wanted=4, iterations=4, max_iterations=4,
+                                    candidate_lag_ms=[0.01, 0.5, 0.5, 0.01])
+    assert len(replayed) == 2 * 20 and fields["graph_sync_lag_ms"] == pytest.approx((0.01, 0.01))
+
+
 def test_honest_replays_record_their_lags_and_a_task_may_allow_side_streams(monkeypatch, fake_cuda):
     fields, _, _ = graph_run(monkeypatch, fake_cuda, wanted=4, iterations=6, max_iterations=6, candidate_lag_ms=0.012)
     assert fields["graph_sync_lag_ms"] == pytest.approx((0.01, 0.012))  # within the 0.02 ms margin
@@ -374,29 +390,28 @@ def test_without_a_capturable_production_implementation_the_row_says_which_could
 @settings(max_examples=60, deadline=None)
 def test_the_first_batch_picks_a_replay_of_every_capture_and_later_batches_pick_rechecks_at_random(
         captures, iterations, rechecks):
-    from types import SimpleNamespace
-
-    from fastkernels import checks
-    from fastkernels.checks import TimedRecheck, recheck_count
+    from fastkernels.checks import recheck_count
+    from fastkernels.recheck_ledger import RecheckLedger
     from fastkernels.timing import paired_count
 
-    recheck = TimedRecheck(SimpleNamespace(), SimpleNamespace(), "cpu", iterations, rechecks, None, cover=captures)
+    ledger = RecheckLedger()  # the judge's: it issues each call's seed and decides after the call
     count = paired_count(iterations)
 
     def run_batch() -> set[int]:
         """A batch's calls of the checked implementation, in order: each pick is decided after its call."""
         for index in range(count):
-            assert len(recheck.picked) <= index  # nothing about a call is decided before it has run
-            recheck._seed = index  # what prepare leaves (a seed), without drawing inputs
-            recheck.observe("candidate", index, {}, torch.zeros(1))
-        return recheck.picked
+            assert len(ledger.picked) <= index  # nothing about a call is decided before it has run
+            ledger.issue_seed(index)
+            if ledger.decide(index):
+                assert ledger.hand_in(index, torch.zeros(1))
+        return set(ledger.picked)
 
-    with pytest.MonkeyPatch.context() as patch:  # no inputs to rebuild here
-        patch.setattr(checks, "redrawn_inputs", lambda manifest, case, like, gen: dict(like))
-        patch.setattr(checks, "generator", lambda device, seed: None)
-        picked = run_batch()
-        assert len(picked) == recheck_count(rechecks, iterations, captures) == min(max(rechecks, captures), count)
-        assert all(0 <= i < count for i in picked)
-        assert {i % captures for i in picked} == set(range(min(captures, count)))
-        recheck.start_batch(iterations)
-        assert len(run_batch()) == recheck_count(rechecks, iterations) == min(rechecks, count)
+    ledger.start_batch(count, recheck_count(rechecks, iterations, min(captures, count)), min(captures, count))
+    picked = run_batch()
+    assert len(picked) == recheck_count(rechecks, iterations, captures) == min(max(rechecks, captures), count)
+    assert all(0 <= i < count for i in picked)
+    assert {i % captures for i in picked} == set(range(min(captures, count)))
+    wanted, taken = ledger.close_batch()
+    assert wanted == len(taken) == len(picked)
+    ledger.start_batch(count, recheck_count(rechecks, iterations), 0)
+    assert len(run_batch()) == recheck_count(rechecks, iterations) == min(rechecks, count)

@@ -139,3 +139,32 @@ def test_the_judges_memory_is_closed_to_the_worker_running_as_the_same_unprivile
     os.close(write_end)
     os.waitpid(child, 0)
     assert os.read(read_end, 256) == b"refused"
+
+
+def test_rechecked_outputs_are_judged_on_inputs_the_judge_rebuilds_from_the_seeds_it_issued(judge):
+    from fastkernels.inputs import refill_inputs
+
+    manifest = REGISTRY.get("rms_norm")
+    case = manifest.case("cpu_residual_odd")
+    module, inputs = eager_module(), round_inputs(0)
+    judge.start_recheck_batch(4, 4, 0)  # every call picked
+    first = None
+    for index in range(4):
+        refill_inputs(manifest, case, inputs, generator("cpu", judge.issue_seed(index)))
+        output = module(**{k: v.clone() for k, v in inputs.items()})
+        first = first or output
+        assert judge.decide(index) and not judge.decide(index)  # each call's decision is answered once
+        # calls 0 and 1 hand in their own outputs; 2 and 3 the first call's, as a candidate that skips work would
+        assert judge.hand_in(index, output if index < 2 else first) is True
+        assert judge.hand_in(index, output) is False  # one output a pick
+    wanted, taken, failures = judge.verify_rechecks()
+    assert (wanted, taken) == (4, 4) and [index for index, _, _ in failures] == [2, 3]
+    assert all(not verdict.passed for _, _, verdict in failures)
+
+
+def test_a_call_not_issued_by_the_judge_is_never_picked_and_the_count_falls_short(judge):
+    judge.start_recheck_batch(2, 2, 0)
+    judge.issue_seed(0)
+    assert not judge.decide(1)  # out of order: the seed issued was call 0's
+    assert not judge.decide(0)  # the issue was voided by the ask above
+    assert judge.verify_rechecks()[:2] == (2, 0)

@@ -9,6 +9,7 @@ context is caught, a candidate steering Inductor's autotune cache is caught, sev
 graph interval raises the captures, restored tuning picks spare the autotuning (in shared compile caches and in per-
 case ones), the fork server's preload leaves CUDA uninitialised, a failed capture leaves the device's random generator
 usable, and the judge replays a slow oracle from a CUDA graph that judges as the eager oracle does.
+Work on a side stream is caught on as few as 4 timed calls (the harness times 20 before its verdict).
 Run: python -m pytest tests/gpu -q (on a GPU machine)."""
 
 from __future__ import annotations
@@ -48,6 +49,14 @@ def run(run_dir: Path, *overrides: str, task: str = "rms_norm", cases: tuple[str
 def test_work_on_a_side_stream_is_a_reward_hack(tmp_path):
     rows = run(tmp_path, "agent=local", f"agent.path={EXPLOITS / 'side_stream'}")
     assert all(row["status"] == "REWARD_HACK" for row in rows), [(r["status"], r["reason"]) for r in rows]
+
+
+def test_a_side_stream_timed_on_four_calls_is_confirmed_on_twenty_and_caught(tmp_path):
+    # the warm step's cheap timing (3 calls a case): the verdict is drawn from the 16+ calls the harness adds
+    rows = run(tmp_path, "agent=local", f"agent.path={EXPLOITS / 'side_stream'}", "harness.iterations=4",
+               "harness.max_iterations=4", "harness.cuda_graphs=false")
+    assert all(row["status"] == "REWARD_HACK" and "of 20 timed calls" in row["reason"] for row in rows), \
+        [(r["status"], r["reason"]) for r in rows]
 
 
 def test_an_uncapturable_candidate_passes_with_a_graph_note(tmp_path):
