@@ -1,5 +1,5 @@
-"""SGLang adapters (paged_decode_attention's decode kernel, mamba2_ssd's chunked SSD) map the task's layout onto
-SGLang's exactly. SGLang is not installed for CI (its wheel and import
+"""SGLang adapters (paged_decode_attention's decode kernel, mamba2_ssd's chunked SSD, causal_conv1d's varlen
+prefill kernel) map the task's layout onto SGLang's exactly. SGLang is not installed for CI (its wheel and import
 chain are large; the device carries it, scripts/pack-sglang.sh), so here its decode kernel and split-count kernel are
 replaced by PyTorch versions of their semantics as SGLang 0.5.23's source defines them (request b attends to the
 pool slots kv_indices[kv_indptr[b]:kv_indptr[b + 1]] of a [slots, kv_heads, head_dim] pool, a split count a
@@ -16,6 +16,7 @@ import types
 
 import pytest
 import torch
+import torch.nn.functional as F
 from task_library import REGISTRY, case_inputs, eager_class, judged_on_cpu_cases
 
 from fastkernels.implementations import import_file
@@ -81,9 +82,35 @@ def fake_chunk_scan(calls: list[dict]):
     return scan
 
 
+def fake_causal_conv1d(calls: list[dict]):
+    """causal_conv1d_fn(x, weight, bias, conv_states, query_start_loc, seq_lens_cpu, cache_indices, has_initial_state,
+    activation): x [dim, total_tokens], sequence i its tokens query_start_loc[i]:query_start_loc[i + 1], from zeros
+    (no has_initial_state), in fp32; conv_states[i] left holding its last width - 1 inputs; out like x (x's strides,
+    torch.empty_like)."""
+
+    def conv(x, weight, bias, conv_states, query_start_loc, seq_lens_cpu, cache_indices=None, has_initial_state=None,
+             activation="silu", **options):
+        calls.append(dict(x=x, weight=weight, bias=bias, conv_states=conv_states, query_start_loc=query_start_loc,
+                          seq_lens_cpu=seq_lens_cpu, cache_indices=cache_indices,
+                          has_initial_state=has_initial_state, activation=activation, options=options))
+        assert x.dim() == 2 and query_start_loc.dtype == torch.int32
+        width = weight.shape[1]
+        out = torch.empty_like(x)
+        for i, length in enumerate(seq_lens_cpu):
+            start = int(query_start_loc[i])
+            assert int(query_start_loc[i + 1]) - start == length
+            padded = F.pad(x[:, start:start + length].float(), (width - 1, 0))
+            y = F.conv1d(padded[None], weight.float()[:, None], None if bias is None else bias.float(),
+                         groups=x.shape[0])[0]
+            out[:, start:start + length] = F.silu(y) if activation in ("silu", "swish") else y
+            conv_states[i] = padded[:, -(width - 1):]
+        return out
+    return conv
+
+
 @pytest.fixture
 def fake_sglang(monkeypatch):
-    calls: dict[str, list[dict]] = {"decode": [], "splits": [], "scan": []}
+    calls: dict[str, list[dict]] = {"decode": [], "splits": [], "scan": [], "conv": []}
     for name in ("sglang", "sglang.kernels", "sglang.kernels.ops", "sglang.kernels.ops.attention",
                  "sglang.kernels.ops.mamba"):
         monkeypatch.setitem(sys.modules, name, types.ModuleType(name))
@@ -93,7 +120,9 @@ def fake_sglang(monkeypatch):
     metadata.get_num_kv_splits_triton = FakeSplitCounts(calls["splits"])
     mamba = types.ModuleType("sglang.kernels.ops.mamba.triton_ops")
     mamba.mamba_chunk_scan_combined = fake_chunk_scan(calls["scan"])
-    for module in (decode, metadata, mamba):
+    conv = types.ModuleType("sglang.kernels.ops.mamba.causal_conv1d_triton")
+    conv.causal_conv1d_fn = fake_causal_conv1d(calls["conv"])
+    for module in (decode, metadata, mamba, conv):
         monkeypatch.setitem(sys.modules, module.__name__, module)
     return calls
 
@@ -220,3 +249,88 @@ def test_sglangs_own_triton_kernels_match_the_oracle_under_the_interpreter(dtype
         oracle = eager(*init)(query.double(), *(c.double() for c in cache), block_tables, seq_lens)
         tolerance = 1e-5 if dtype == torch.float32 else 3e-3
         assert (out.double() - oracle).abs().max() <= tolerance
+
+
+def test_the_conv_adapter_passes_every_cpu_case_against_the_float64_oracle(fake_sglang):
+    judged_on_cpu_cases("causal_conv1d", adapter_module("causal_conv1d").CausalConv1d)
+
+
+def test_the_conv_adapter_reads_one_sequence_in_place_and_packs_several_token_major(fake_sglang):
+    module = adapter_module("causal_conv1d")
+    for case_name, packed_strides in [("cpu_plain_width3", (17, 1)), ("cpu_silu_bias", (1, 37))]:
+        case = REGISTRY.get("causal_conv1d").case(case_name)
+        x = case_inputs("causal_conv1d", case_name)["x"]
+        batch, dim, seqlen = x.shape
+        conv = module.CausalConv1d(**case.init)
+        out = conv(x)
+        assert out.shape == x.shape and out.dtype == x.dtype
+        call = fake_sglang["conv"][-1]
+        assert call["x"].shape == (dim, batch * seqlen) and call["x"].stride() == packed_strides
+        assert (call["x"].data_ptr() == x.data_ptr()) == (batch == 1)  # one sequence: no copy
+        assert call["weight"] is conv.weight and call["bias"] is conv.bias
+        assert call["activation"] == case.init["activation"]
+        assert call["query_start_loc"].tolist() == [seqlen * i for i in range(batch + 1)]
+        assert call["seq_lens_cpu"] == [seqlen] * batch  # a host list: the grid needs no sync
+        assert call["conv_states"].shape == (batch, dim, case.init["width"] - 1)
+        assert call["conv_states"].dtype == x.dtype
+        # every sequence from zeros, no cache slots, SGLang's defaults otherwise
+        assert call["cache_indices"] is None and call["has_initial_state"] is None and call["options"] == {}
+        conv(x)
+        again = fake_sglang["conv"][-1]  # the varlen buffers are built once a shape
+        assert again["conv_states"] is call["conv_states"] and again["query_start_loc"] is call["query_start_loc"]
+
+
+def test_the_conv_adapter_matches_the_eager_module_off_the_cases_and_refuses_widths_the_kernel_lacks(fake_sglang):
+    module = adapter_module("causal_conv1d")
+    eager = eager_class("causal_conv1d")
+    torch.manual_seed(0)
+    for batch, dim, seqlen, width, bias, activation in [(3, 6, 2, 4, True, "silu"), (4, 9, 11, 2, False, "swish"),
+                                                        (1, 5, 1, 3, True, None)]:
+        reference = eager(dim, width, bias, activation)
+        conv = module.CausalConv1d(dim, width, bias, activation)
+        conv.load_state_dict(reference.state_dict())
+        x = torch.randn(batch, dim, seqlen)
+        torch.testing.assert_close(conv(x), reference(x))
+        torch.testing.assert_close(conv(x[:1]), reference(x[:1]))  # a new batch size: new varlen buffers
+    with pytest.raises(ValueError, match="widths"):
+        module.CausalConv1d(8, 5, True, "silu")
+
+
+def interpreter_bool_masks(monkeypatch) -> None:
+    """The Triton interpreter (3.9) gives `(idx_token < segment_len) & (idx_feats < dim)` in SGLang's conv kernel
+    int32 data under an int1 type, and its masked store refuses a mask that is not bool; compiled, it is a mask of
+    bits. The store gets the same mask as bool."""
+    from triton.runtime import interpreter
+
+    store = interpreter.InterpreterBuilder.create_masked_store
+
+    def create_masked_store(self, ptrs, value, mask, cache_policy):
+        if mask.data.dtype != bool:
+            mask = interpreter.TensorHandle(mask.data.astype(bool), mask.dtype)
+        return store(self, ptrs, value, mask, cache_policy)
+
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    monkeypatch.setattr(interpreter.InterpreterBuilder, "create_masked_store", create_masked_store)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("sglang") is None, reason="SGLang is not installed (the device has it)")
+def test_sglangs_own_conv_kernel_matches_the_oracle_under_the_interpreter(monkeypatch):
+    interpreter_bool_masks(monkeypatch)
+    module = adapter_module("causal_conv1d")
+    eager = eager_class("causal_conv1d")
+    manifest = REGISTRY.get("causal_conv1d")
+    shapes = [(c.init, c.dims["batch"], c.dims["seqlen"]) for c in manifest.cases if c.tier == "cpu"]
+    shapes.append((dict(dim=300, width=4, bias=True, activation="silu"), 3, 2))  # two channel blocks, seqlen < 3
+    torch.manual_seed(0)
+    for init, batch, seqlen in shapes:  # float32: the interpreter mis-multiplies bfloat16
+        reference = eager(**init)
+        conv = module.CausalConv1d(**init)
+        conv.load_state_dict(reference.state_dict())
+        x = torch.randn(batch, init["dim"], seqlen)
+        saved = x.clone()
+        out = conv(x)
+        oracle = reference.double()(x.double())
+        assert out.shape == x.shape and out.dtype == torch.float32 and torch.equal(x, saved)
+        assert (out.double() - oracle).abs().max() <= 1e-5
+        last = F.pad(x, (init["width"] - 1, 0))[..., -(init["width"] - 1):]  # the kernel's prefill state update
+        assert torch.equal(conv._conv_states, last)
