@@ -34,3 +34,43 @@ def test_closing_a_batch_empties_the_ledger():
     assert ledger.decide(0) and ledger.hand_in(0, "out")
     assert len(ledger.close_batch()[1]) == 1
     assert ledger.close_batch() == (0, []) and not ledger.decide(0)
+
+
+def test_a_call_the_clock_times_again_is_judged_on_the_inputs_of_its_last_attempt(monkeypatch):
+    # the CUDA-event clock times a late-launched call again, preparing it afresh: a new seed from the judge, and
+    # only the attempt that counts is decided on and rechecked
+    from types import SimpleNamespace
+
+    import torch
+    from recheck_judge import InProcessRecheckJudge
+
+    from fastkernels import checks
+    from fastkernels.checks import TimedRecheck
+    from fastkernels.timing import time_interleaved
+
+    filled: list[int] = []  # the seed each attempt's inputs were refilled from
+    monkeypatch.setattr(checks, "refill_inputs", lambda manifest, case, inputs, gen: filled.append(gen))
+    monkeypatch.setattr(checks, "generator", lambda device, seed: seed)
+
+    class RetryingClock:
+        name = "fake"
+
+        def time_call(self, call, prepare=None, key=""):
+            for _ in range(2):  # every call launched late once
+                if prepare is not None:
+                    prepare()
+            call()
+            return 1.0
+
+    judged: list[int] = []
+
+    def judge_fresh(inputs, output):
+        judged.append(inputs)
+        return SimpleNamespace(passed=output.item() == inputs, reason="wrong", metrics=None)
+
+    ledger = InProcessRecheckJudge(judge_fresh, rebuild=lambda seed: seed)
+    recheck = TimedRecheck(SimpleNamespace(), SimpleNamespace(), "cpu", 4, 4, None, ledger)
+    calls = {"candidate": lambda inputs: torch.tensor(filled[-1])}  # right for the inputs it was handed last
+    time_interleaved(calls, [{}], RetryingClock(), 0, 4, prepare=recheck.prepare, observe=recheck.observe)
+    recheck.verify(judge_fresh, 4)
+    assert len(judged) == 4 and judged == filled[1::2]  # each call's second attempt, judged on its own seed
