@@ -1,8 +1,8 @@
 """SGLang adapters (paged_decode_attention's decode kernel, mamba2_ssd's chunked SSD, causal_conv1d's varlen
-prefill kernel) map the task's layout onto SGLang's exactly. SGLang is not installed for CI (its wheel and import
-chain are large; the device carries it, scripts/pack-sglang.sh), so here its decode kernel and split-count kernel are
-replaced by PyTorch versions of their semantics as SGLang 0.5.23's source defines them (request b attends to the
-pool slots kv_indices[kv_indptr[b]:kv_indptr[b + 1]] of a [slots, kv_heads, head_dim] pool, a split count a
+prefill kernel, rope_3d's matrix RoPE) map the task's layout onto SGLang's exactly. SGLang is not installed for CI
+(its wheel and import chain are large; the device carries it, scripts/pack-sglang.sh), so here its kernels are
+replaced by PyTorch versions of their semantics as SGLang 0.5.23's source defines them (e.g. request b attends to
+the pool slots kv_indices[kv_indptr[b]:kv_indptr[b + 1]] of a [slots, kv_heads, head_dim] pool, a split count a
 request), and the arguments the adapter passes are checked. Where SGLang is installed, its real Triton kernels run
 too, under the Triton interpreter in float32 and float16 (the interpreter mis-multiplies bfloat16 tensors: SGLang's
 kernel gave errors near 1e9 in bfloat16 and 1e-6 in float32 there, 2026-12-02)."""
@@ -108,11 +108,27 @@ def fake_causal_conv1d(calls: list[dict]):
     return conv
 
 
+def fake_matrix_rope(calls: list[dict]):
+    """apply_matrix_rope(x, rope, dtype): x contiguous [batch, seq, heads, dim], rope fp32 [batch or 1, seq, 1,
+    dim / 2, 2, 2]; the channel pair (2i, 2i + 1) of token s becomes rope[b, s, 0, i] @ (x[2i], x[2i + 1]) in fp32,
+    rounded to dtype (x's by default): Kandinsky 6's torch path (kandinsky6._apply_rotary) off CUDA."""
+
+    def apply(x, rope, dtype=None):
+        calls.append(dict(x=x, rope=rope, dtype=dtype))
+        batch, seq, heads, dim = x.shape
+        assert x.is_contiguous() and dim % 2 == 0 and rope.dtype == torch.float32
+        assert rope.shape[0] in (1, batch) and rope.shape[1:] == (seq, 1, dim // 2, 2, 2)
+        dtype = x.dtype if dtype is None else dtype
+        pairs = x.to(dtype).reshape(batch, seq, heads, dim // 2, 1, 2).to(torch.float32)
+        return (rope * pairs).sum(dim=-1).reshape(x.shape).to(dtype)
+    return apply
+
+
 @pytest.fixture
 def fake_sglang(monkeypatch):
-    calls: dict[str, list[dict]] = {"decode": [], "splits": [], "scan": [], "conv": []}
+    calls: dict[str, list[dict]] = {"decode": [], "splits": [], "scan": [], "conv": [], "rope": []}
     for name in ("sglang", "sglang.kernels", "sglang.kernels.ops", "sglang.kernels.ops.attention",
-                 "sglang.kernels.ops.mamba"):
+                 "sglang.kernels.ops.mamba", "sglang.kernels.ops.diffusion", "sglang.kernels.ops.diffusion.rope"):
         monkeypatch.setitem(sys.modules, name, types.ModuleType(name))
     decode = types.ModuleType("sglang.kernels.ops.attention.decode_attention")
     decode.decode_attention_fwd = fake_decode(calls["decode"])
@@ -122,7 +138,9 @@ def fake_sglang(monkeypatch):
     mamba.mamba_chunk_scan_combined = fake_chunk_scan(calls["scan"])
     conv = types.ModuleType("sglang.kernels.ops.mamba.causal_conv1d_triton")
     conv.causal_conv1d_fn = fake_causal_conv1d(calls["conv"])
-    for module in (decode, metadata, mamba, conv):
+    rope = types.ModuleType("sglang.kernels.ops.diffusion.rope.matrix_rope")
+    rope.apply_matrix_rope = fake_matrix_rope(calls["rope"])
+    for module in (decode, metadata, mamba, conv, rope):
         monkeypatch.setitem(sys.modules, module.__name__, module)
     return calls
 
@@ -334,3 +352,111 @@ def test_sglangs_own_conv_kernel_matches_the_oracle_under_the_interpreter(monkey
         assert (out.double() - oracle).abs().max() <= 1e-5
         last = F.pad(x, (init["width"] - 1, 0))[..., -(init["width"] - 1):]  # the kernel's prefill state update
         assert torch.equal(conv._conv_states, last)
+
+
+def test_the_rope_adapter_passes_every_cpu_case_against_the_float64_oracle(fake_sglang):
+    judged_on_cpu_cases("rope_3d", adapter_module("rope_3d").VJEPA2RotaryEmbedding3D)
+
+
+def rope_matrices(head_dim: int, grid_size: int, position_ids: torch.Tensor) -> torch.Tensor:
+    """The [tokens, head_dim / 2, 2, 2] matrices of V-JEPA 2's map in float64, from the eager module's positions:
+    [[cos A, -sin A], [sin B, cos B]] for a pair whose channels have angles A and B, the identity past the
+    segments."""
+    eager = eager_class("rope_3d")(head_dim, grid_size)
+    d = eager.axis_dim
+    matrices = torch.eye(2, dtype=torch.float64).repeat(len(position_ids), head_dim // 2, 1, 1)
+    for axis, pos in enumerate(eager.positions(position_ids)):
+        for j in range(0, d, 2):
+            a, b = (pos.double() * 10000.0 ** (-(c % (d // 2)) / (d // 2)) for c in (j, j + 1))
+            matrices[:, (axis * d + j) // 2] = torch.stack([a.cos(), -a.sin(), b.sin(), b.cos()], -1).view(-1, 2, 2)
+    return matrices
+
+
+def test_the_rope_adapter_hands_q_and_k_in_place_with_one_fp32_table_built_from_position_ids(fake_sglang):
+    module = adapter_module("rope_3d")
+    for case_name in ("cpu_passthrough", "cpu_exact_thirds"):
+        case = REGISTRY.get("rope_3d").case(case_name)
+        inputs = case_inputs("rope_3d", case_name)
+        rope = module.VJEPA2RotaryEmbedding3D(**case.init)
+        q, k = rope(**inputs)
+        assert q.shape == inputs["q"].shape and q.dtype == k.dtype == inputs["q"].dtype
+        q_call, k_call = fake_sglang["rope"][-2:]
+        # q and k read in place (no copy) with one table for both, the kernel's defaults otherwise
+        assert q_call["x"].data_ptr() == inputs["q"].data_ptr() and k_call["x"].data_ptr() == inputs["k"].data_ptr()
+        assert q_call["rope"] is k_call["rope"] and q_call["dtype"] is None and k_call["dtype"] is None
+        table = q_call["rope"]
+        head_dim, tokens = case.init["head_dim"], len(inputs["position_ids"])
+        assert table.shape == (1, tokens, 1, head_dim // 2, 2, 2) and table.dtype == torch.float32
+        expected = rope_matrices(head_dim, case.init["grid_size"], inputs["position_ids"])
+        assert (table[0, :, 0].double() - expected).abs().max() <= 1e-6
+        passthrough = 3 * rope.axis_dim // 2
+        assert torch.equal(table[0, :, 0, passthrough:].abs(), expected[:, passthrough:].float())  # the identity
+        # built in every call from position_ids: other ids, another table
+        shuffled = inputs["position_ids"][torch.randperm(tokens, generator=torch.Generator().manual_seed(0))]
+        rope(inputs["q"], inputs["k"], shuffled)
+        expected = rope_matrices(head_dim, case.init["grid_size"], shuffled)
+        assert (fake_sglang["rope"][-1]["rope"][0, :, 0].double() - expected).abs().max() <= 1e-6
+
+
+def test_the_rope_adapter_matches_the_eager_module_off_the_cases_and_refuses_odd_head_dims(fake_sglang):
+    module = adapter_module("rope_3d")
+    eager = eager_class("rope_3d")
+    torch.manual_seed(0)
+    # V-JEPA 2's head_dim 64 (4 channels passed through) and 80 (2), one pair a segment, no segment at all
+    for head_dim, grid_size, batch, tokens, heads in [(64, 4, 2, 40, 3), (80, 3, 1, 27, 2), (6, 2, 2, 9, 1),
+                                                     (4, 2, 1, 5, 2)]:
+        q, k = torch.randn(2, batch, tokens, heads, head_dim).unbind()
+        position_ids = torch.randperm(3 * tokens)[:tokens]  # ids off arange: frames, rows and columns mixed
+        for dtype in (torch.float32, torch.bfloat16):
+            out = module.VJEPA2RotaryEmbedding3D(head_dim, grid_size)(q.to(dtype), k.to(dtype), position_ids)
+            expected = eager(head_dim, grid_size)(q.to(dtype), k.to(dtype), position_ids)
+            torch.testing.assert_close(out, expected)
+    with pytest.raises(ValueError, match="odd"):
+        module.VJEPA2RotaryEmbedding3D(21, 4)
+
+
+def interpreted_matrix_rope(monkeypatch, module) -> None:
+    """The adapter's apply_matrix_rope replaced by the wrapper's own launch of SGLang's kernel (grid, arguments and
+    options as matrix_rope.apply_matrix_rope writes them), without the wrapper's CUDA guards (x.is_cuda,
+    torch.cuda.device), which keep it off the CPU."""
+    import triton
+    from sglang.kernels.ops.diffusion.rope.matrix_rope import _matrix_rope_kernel
+
+    def apply(x, rope, dtype=None):
+        batch, seq, heads, dim = x.shape
+        output = torch.empty_like(x, dtype=x.dtype if dtype is None else dtype)
+        pairs = x.numel() // 2
+        _matrix_rope_kernel[(triton.cdiv(pairs, 512),)](
+            x, rope, output, pairs, SEQ=seq, HEADS=heads, HALF_DIM=dim // 2,
+            BATCH_STRIDE=rope.stride(0) if rope.shape[0] != 1 else 0, SEQ_STRIDE=rope.stride(1),
+            PAIR_STRIDE=rope.stride(3), ROW_STRIDE=rope.stride(4), COL_STRIDE=rope.stride(5), BLOCK=512,
+            enable_fp_fusion=False,
+        )
+        return output
+
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    monkeypatch.setattr(module, "apply_matrix_rope", apply)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("sglang") is None, reason="SGLang is not installed (the device has it)")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_sglangs_own_matrix_rope_kernel_matches_the_oracle_under_the_interpreter(dtype, monkeypatch):
+    module = adapter_module("rope_3d")
+    interpreted_matrix_rope(monkeypatch, module)
+    eager = eager_class("rope_3d")
+    manifest = REGISTRY.get("rope_3d")
+    shapes = [(c.init, c.dims["batch"], c.dims["tokens"], c.dims["heads"]) for c in manifest.cases if c.tier == "cpu"]
+    shapes.append((dict(head_dim=64, grid_size=4), 2, 40, 3))  # V-JEPA 2's head_dim, 4 channels passed through
+    torch.manual_seed(0)
+    for init, batch, tokens, heads in shapes:  # no bfloat16: the interpreter mis-multiplies it
+        q, k = (torch.randn(batch, tokens, heads, init["head_dim"], dtype=dtype) * 2 for _ in range(2))
+        saved = (q.clone(), k.clone())
+        position_ids = torch.arange(tokens)
+        out = module.VJEPA2RotaryEmbedding3D(**init)(q, k, position_ids)
+        oracle = eager(**init)(q.double(), k.double(), position_ids)
+        tolerance = 1e-5 if dtype == torch.float32 else 5e-3
+        for x, y, z in zip(out, oracle, saved):
+            assert y.shape == x.shape and x.dtype == dtype and (x.double() - y).abs().max() <= tolerance
+            passthrough = 3 * (2 * ((init["head_dim"] // 3) // 2))
+            assert torch.equal(x[..., passthrough:], z[..., passthrough:])  # exactly: the identity matrices
+        assert torch.equal(q, saved[0]) and torch.equal(k, saved[1])
