@@ -139,6 +139,10 @@ class CudaEventClock:
         self._in_time: dict[str, int] = {}  # per key: calls in a row launched in time behind the key's pad
         self.retimed = 0  # calls timed again behind a longer pad
         self.waited: dict[str, int] = {}  # per key: calls that waited for the device inside themselves (no growth)
+        # per key: host ns each call took to queue (its attempt that counted), and attempts timed again: what a
+        # pad that settled long was answering, a host slow on every call or late on a few (pad_note)
+        self.launch_ns: dict[str, list[int]] = {}
+        self.late: dict[str, int] = {}
         self.last_check: CallCheck | None = None
 
     def pad_us(self, key: str = "") -> float:
@@ -175,7 +179,9 @@ class CudaEventClock:
             shorter = (cycles, queued - began)
             cycles = min(2 * cycles, self._max_cycles)
             self.retimed += 1
+            self.late[key] = self.late.get(key, 0) + 1
         self._pads[key] = cycles  # grown, or as the key had it: `cycles` started there
+        self.launch_ns.setdefault(key, []).append(queued - began)
         self._in_time[key] = self._in_time.get(key, 0) + 1 if shorter is None and not caught_up else 0
         event_ms = float(self._elapsed(self._start, self._end))
         self.last_check = CallCheck(event_ms, (device_done - began) / 1e6, (device_done - stream_done) / 1e6,
@@ -245,12 +251,20 @@ def time_interleaved(
 
 def pad_note(clock: Clock, label: str) -> str:
     """", launch pad X us" for a log line: the pad the clock settled on for `label`'s calls (and how many of them
-    waited for the device inside themselves), or "" for a clock without pads."""
+    waited for the device inside themselves), then how long the host took to queue them (median, 99th percentile and
+    maximum, warm-ups included) and how many attempts were timed again behind a longer pad; "" for a clock
+    without pads. A pad far above the median launch was set by a few late launches, one near it by a slow host."""
     pads = getattr(clock, "pad_us", None)
     if pads is None:
         return ""
     waited = getattr(clock, "waited", {}).get(label, 0)
-    return f", launch pad {pads(label):.0f} us" + (f", {waited} calls waited for the device" if waited else "")
+    note = f", launch pad {pads(label):.0f} us" + (f", {waited} calls waited for the device" if waited else "")
+    launches = getattr(clock, "launch_ns", {}).get(label)
+    if launches:
+        median, tail, most = np.percentile(np.asarray(launches) / 1e3, [50, 99, 100])
+        note += (f", launches {median:.0f} us median, {tail:.0f} us p99, {most:.0f} us max over {len(launches)}"
+                 f" calls, {getattr(clock, 'late', {}).get(label, 0)} timed again")
+    return note
 
 
 # An implementation whose timed calls launched slower than the largest pad this often gets a review note.

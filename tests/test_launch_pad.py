@@ -167,7 +167,16 @@ def test_a_call_that_waits_for_the_device_inside_itself_does_not_grow_the_pad(de
     assert measured >= 0.200  # its interval: both parts of its work and the host's wait between them
     clock.time_call(syncing, key="moe")
     assert device.spins[2:] == [50, 100] and clock.pad_us("moe") == 50
-    assert pad_note(clock, "moe") == ", launch pad 50 us, 2 calls waited for the device"
+    assert pad_note(clock, "moe").startswith(", launch pad 50 us, 2 calls waited for the device, launches ")
+
+
+def test_the_pad_note_says_whether_every_launch_was_slow_or_a_few_were_late(device):
+    # 99 calls queued in 20 us and one in 900 us: the pad that settled (1600 us) answered one late launch
+    clock = CudaEventClock(pad_us=50, max_pad_us=20000)
+    for index in range(100):
+        clock.time_call(lambda: device.launch(host_us=900 if index == 50 else 20, work_us=10), key="case")
+    assert pad_note(clock, "case") == (", launch pad 1600 us, launches 20 us median, 29 us p99, 900 us max over 100"
+                                       " calls, 5 timed again")
 
 
 def test_a_slow_launcher_still_grows_the_shared_pad_when_the_other_implementation_waits_for_the_device(device):
