@@ -161,7 +161,9 @@ class TimedRecheck:
         self.checked, self.rechecks, self.cover, self.ledger = checked, rechecks, cover, ledger
         self.batch = -1
         self.picked: set[int] = set()  # this batch's picks, as the judge answered them (a record, never a forecast)
-        self._kept: dict[int, Any] = {}  # this process's copies of the picked outputs, for BaselineTail's second look
+        # this process's copies of the picked outputs, for BaselineTail's second look (its comparison with the
+        # baseline's output runs here): a second copy beside the judge's, at most `rechecks` a batch
+        self._kept: dict[int, Any] = {}
         self._refused: dict[int, Verdict] = {}  # picked outputs that were not plain tensors
         self._like: Inputs = {}  # the checked calls' input tensors: what rebuilt inputs are shaped like
         self._checked_calls = 0  # this batch's calls of the checked implementation (none: a baseline-only timing)
@@ -185,9 +187,11 @@ class TimedRecheck:
         self._ask(self.ledger.start_recheck_batch, count, recheck_count(self.rechecks, iterations, cover), cover)
 
     def prepare(self, name: str, index: int, inputs: Inputs) -> None:
-        seed = self._ask(self.ledger.issue_seed, index) if name == self.checked else unpredictable_seed()
         if name == self.checked:
+            seed = self._ask(self.ledger.issue_seed, index)
             self._like, self._checked_calls = inputs, self._checked_calls + 1
+        else:
+            seed = unpredictable_seed()
         refill_inputs(self.manifest, self.case, inputs, generator(self.device, seed))
         if self.flush is not None:
             self.flush()
@@ -215,7 +219,8 @@ class TimedRecheck:
         self._kept, self._refused = {}, {}
         wanted, taken, failures = self._ask(self.ledger.verify_rechecks)
         wanted = max(expected, wanted if self._checked_calls else 0)
-        for index, verdict in refused.items():
+        if refused:
+            index, verdict = next(iter(refused.items()))
             raise CaseFailure(Status.REWARD_HACK, f"{self._where(index)} returned a wrong output though the checked"
                                                   f" calls were right: {verdict.reason}")
         if taken < wanted:
