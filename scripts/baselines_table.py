@@ -80,8 +80,9 @@ WEAK_REASONS = {
                               "reduce), 1.5-2.3x faster than the faster of FlexAttention and sdpa_gather; at 64 "
                               "sequences of 8 KV heads it reaches 48-49% (not profiled); vLLM's and FlashInfer's CUDA kernels "
                               "are not installable here",
-    "rope_3d": "V-JEPA 2's 3-D RoPE compiled by Inductor, max-autotune included (1.04-1.12x over "
-               "the default compile): 7-8% of copy bandwidth (not profiled)",
+    "rope_3d": "SGLang's matrix-RoPE Triton kernel (Kandinsky 6's 3-D video RoPE), 2.5-5.0x faster than "
+               "Inductor's max-autotune (7-8%): the fp32 2x2 table it reads is built from position_ids by small "
+               "PyTorch kernels in every call and read by q's and k's kernels (not profiled)",
     "sliding_window_attention": "FlexAttention with a sliding-window block mask: 30-53% of the GEMM rate "
                                 "(not profiled)",
     "softmax": "one block per row: 64 rows of 128256 logits occupy 64 of 132 SMs; router softmaxes are a few µs "

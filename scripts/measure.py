@@ -105,6 +105,22 @@ def phase_name(text: str) -> str:
 START_UP_S = 2.0
 PADDED = re.compile(r"\((\d+) pairs.*launch pad (\d+) us")  # a timed phase's log line (timing.pad_note)
 RAISED = re.compile(r"^(\S+): graph captures raised to (\d+) a side")  # graphs.graph_fields, since 2026-12-02
+LAUNCHES = re.compile(r"launches (\d+) us median, (\d+) us p99")  # timing.pad_note, since 2026-12-03
+
+
+def launch_line(launches: dict[str, tuple[float, float]], pads: dict[str, tuple[float, float]]) -> None:
+    """Print how long the host took to queue an eager timed call (the median over task-cases of each case's median
+    and p99), and, of the cases whose pad settled at 1600 us or more, how many launched slowly on every call (their
+    median launch at least half the pad) and how many were late on a few (below half). A pad doubles until it covers
+    the slowest launches (timing.CudaEventClock), so it settles within 2x above a case's p99."""
+    medians = sorted(median for median, _ in launches.values())
+    tails = sorted(tail for _, tail in launches.values())
+    long_pads = {label: pads[label][1] for label in launches if label in pads and pads[label][1] >= 1600}
+    slow_host = sum(launches[label][0] >= pad / 2 for label, pad in long_pads.items())
+    print(f"  eager launches (host time to queue one timed call) over {len(launches)} task-cases: median of the"
+          f" medians {medians[len(medians) // 2]:.0f} us, of the p99s {tails[len(tails) // 2]:.0f} us; of the"
+          f" {len(long_pads)} pads at 1600 us or more, {slow_host} on a host slow on every call (median launch at"
+          f" least half the pad), {len(long_pads) - slow_host} on a few late launches", flush=True)
 
 
 def worker_seconds(runs: list[Path], rows: list[dict]) -> dict:
@@ -119,6 +135,7 @@ def worker_seconds(runs: list[Path], rows: list[dict]) -> dict:
     eager_rechecks_s = 0.0  # of it, in the eager timed phases
     pads_s: dict[str, float] = {}  # the launch pads' share of the timed phases, eager and graph replays
     eager_pads: dict[str, tuple[float, float]] = {}  # task/case -> (seconds its eager pads spun, its final pad in us)
+    eager_launches: dict[str, tuple[float, float]] = {}  # task/case -> (median, p99 us the host took to queue a call)
     start_ups: list[float] = []  # the first task of a lane waits for its fork server to import torch and libraries
     raised: dict[str, int] = {}  # task/case -> the captures a side its graph timing ended with, where they were raised
     for run in reversed(runs):  # a task re-run later counts from the last run listed, as its rows do
@@ -149,6 +166,9 @@ def worker_seconds(runs: list[Path], rows: list[dict]) -> dict:
                         pads_s[kind] = pads_s.get(kind, 0.0) + spun
                         if kind == "eager" and ": " in text:
                             eager_pads[text.split(": ", 1)[0]] = (spun, float(padded.group(2)))
+                            if launched := LAUNCHES.search(text):
+                                eager_launches[text.split(": ", 1)[0]] = (float(launched.group(1)),
+                                                                          float(launched.group(2)))
                     per_phase[name] = per_phase.get(name, 0.0) + stamp - previous
                     previous = stamp
     total = sum(seconds for seconds, _ in per_task.values())
@@ -169,6 +189,8 @@ def worker_seconds(runs: list[Path], rows: list[dict]) -> dict:
         print(f"  eager launch pads over {len(finals)} task-cases: median final pad {finals[len(finals) // 2]:.0f} us,"
               f" {sum(pad >= 1600 for pad in finals)} at 1600 us or more; costliest: "
               + ", ".join(f"{label} {spun:.1f} s ({pad:.0f} us)" for label, (spun, pad) in costliest), flush=True)
+    if eager_launches:  # what the pads answered: a host slow on every call, or late on a few
+        launch_line(eager_launches, eager_pads)
     if raised:  # the captures' speeds spread too much for the interval: only more captures narrow it
         ended = sorted(set(raised.values()))
         print(f"  graph captures raised on {len(raised)} task-cases (the interval wider than the target), ending at "

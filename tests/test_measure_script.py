@@ -158,3 +158,26 @@ def test_graph_captures_raised_are_counted_per_task_case_with_the_count_they_end
     assert "graph captures raised on 2 task-cases (the interval wider than the target), ending at 16 a side on 1," \
            " 32 a side on 1: a/c0, a/c1" in out
     assert "graph captures raised 1 s" in out  # 0.1 + 0.1 + 0.9 s before the three lines, one phase
+
+
+def test_eager_launches_tell_a_host_slow_on_every_call_from_one_late_on_a_few(tmp_path):
+    workers = tmp_path / "run" / "workers"
+    workers.mkdir(parents=True)
+    (workers / "a.rows.jsonl").write_text("".join(json.dumps(_row("a", case, 1.0, [0.99, 1.01])) + "\n"
+                                                  for case in ("slow", "late", "short")))
+    timed = "timed (50 pairs, 0.01 s of it judging rechecks, launch pad {pad} us, launches {median} us median," \
+            " {tail} us p99, {most} us max over 120 calls, 4 timed again)"
+    (workers / "a.log").write_text(
+        "[    1.00 s] torch imported\n"
+        f"[    2.00 s] a/slow: {timed.format(pad=1600, median=900, tail=1200, most=1230)}\n"
+        "[    2.10 s] case slow PASSED\n"
+        f"[    3.00 s] a/late: {timed.format(pad=3200, median=400, tail=2500, most=2600)}\n"
+        "[    3.10 s] case late PASSED\n"
+        f"[    4.00 s] a/short: {timed.format(pad=100, median=30, tail=70, most=80)}\n"
+        "[    4.10 s] case short PASSED\n")
+    out = noop_rows(tmp_path, "run")
+    # medians 30, 400, 900 and p99s 70, 1200, 2500: the middle ones; slow's median launch (900 us) is over half its
+    # 1600 us pad, late's (400 us) under half its 3200 us pad, short's pad is below 1600 us and not counted
+    assert "eager launches (host time to queue one timed call) over 3 task-cases: median of the medians 400 us, of" \
+           " the p99s 1200 us; of the 2 pads at 1600 us or more, 1 on a host slow on every call (median launch at" \
+           " least half the pad), 1 on a few late launches" in out
