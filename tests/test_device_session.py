@@ -211,3 +211,37 @@ def test_a_bad_lanes_file_is_refused_before_anything_runs_with_the_line_named(tm
     assert done.stderr.startswith(f"device-lanes.sh: {lanes}") and error in done.stderr
     assert done.stderr.count("\n") == 1  # one line
     assert not (tmp_path / "out").exists()  # nothing ran, nothing was made
+
+
+def test_a_chain_of_lanes_files_runs_them_in_turn_within_one_budget_and_carries_the_picks_forward(tmp_path):
+    # the warm lanes and the first timed call go in one device call: a released machine loses its warm caches
+    warm, call, out = tmp_path / "warm.txt", tmp_path / "call-1.txt", tmp_path / "out"
+    warm.write_text("0:a warm FK_TASKS='tasks.include=[silu_and_mul]'\n")
+    call.write_text("0 noop FK_TASKS='tasks.include=[silu_and_mul]' FK_OVERRIDES=harness.max_iterations=24\n")
+    environment = {**os.environ, "FK_HARDWARE": "cpu", "FK_WHEELS": "none", "OUT": str(out), "FK_CALL_BUDGET": "600",
+                   "FK_PICKS": str(tmp_path / "no-picks-yet.tgz"),
+                   "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    done = subprocess.run(["bash", "scripts/device-chain.sh", str(warm), str(call), str(tmp_path / "late.txt")],
+                          cwd=ROOT, env=environment, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 2 and "device-chain.sh: no lanes file" in done.stderr  # checked before anything runs
+    assert not out.exists()
+    (tmp_path / "late.txt").write_text("0 ceilings\n")
+    done = subprocess.run(["bash", "scripts/device-chain.sh", str(warm), str(call), str(tmp_path / "late.txt")],
+                          cwd=ROOT, env={**environment, "FK_CALL_BUDGET": "20"}, capture_output=True, text=True,
+                          timeout=60)
+    # a file that would start with under FK_CHAIN_MIN_S (30 s) left is skipped, not cut short at once
+    assert done.returncode == 0 and done.stdout.count(": skipped, ") == 3, done.stdout + done.stderr
+    done = subprocess.run(["bash", "scripts/device-chain.sh", str(warm), str(call)],
+                          cwd=ROOT, env=environment, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "=== warm: 600 s left" in done.stdout
+    assert {"lanes.tgz", "picks.tgz"} <= {path.name for path in (out / "warm").iterdir()}
+    with tarfile.open(out / "call-1" / "lanes.tgz") as archive:
+        log = archive.extractfile("./lane-0.log").read().decode()
+        with tarfile.open(fileobj=io.BytesIO(archive.extractfile("./lane-0-1/noop.tgz").read())) as run:
+            rows = [json.loads(line) for line in run.extractfile("noop/results.jsonl").read().splitlines()]
+            env = json.load(run.extractfile("noop/env.json"))  # type: ignore[arg-type]
+    assert rows and all(row["status"] == "PASSED" for row in rows), log
+    # the timed call restored what the warm lanes left, not the first picks
+    assert env["env"]["FASTKERNELS_TUNING_PICKS"].endswith("warm/picks.tgz"), log
+    assert (out / "picks.tgz").read_bytes() == (out / "call-1" / "picks.tgz").read_bytes()

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Runs several scripts/device-lanes.sh files one after another within ONE device call, each given what is left of
+# the call's budget, and carries the tuning picks forward: the merged picks of one file are what the next restores.
+# Why: a lent machine is released after 30 s idle, and its warm caches with it, so the warm lanes and the first
+# timed call of a pass go in one call (2026-12-03: warm + call 1 in 413 s).
+# Usage: FK_CALL_BUDGET=SECONDS bash scripts/device-chain.sh .lanes/warm.txt .lanes/call-1.txt ...
+# SECONDS must stay under the device tool's limit for the call, which is the session's device time left less a cold
+# start when the machine is not warm: device-lanes.sh packs its archive only when its runs end, and a call killed at
+# the limit brings nothing back (the twenty-seventh session's fourth call: a 470 s budget, a 385 s limit).
+# Afterwards $OUT holds, per file, NAME/lanes.tgz and NAME/picks.tgz (NAME: the file's name without .txt) and
+# picks.tgz, the last merged picks (copy it to .picks/HARDWARE.tgz). FK_PICKS names the picks the first file
+# restores (default .picks/${FK_HARDWARE:-h200}.tgz); each later file restores the one before it left. A file that
+# would start with under FK_CHAIN_MIN_S (default 30) seconds left is skipped, and says so.
+set -uo pipefail
+[ "$#" -ge 1 ] || { echo "usage: FK_CALL_BUDGET=SECONDS bash scripts/device-chain.sh LANES_FILE ..." >&2; exit 2; }
+for file in "$@"; do
+  [ -f "$file" ] || { echo "device-chain.sh: no lanes file $file" >&2; exit 2; }
+done
+names=$(for file in "$@"; do basename "$file" .txt; done)
+[ -z "$(sort <<< "$names" | uniq -d)" ] || { echo "device-chain.sh: two lanes files share a name ($(sort <<< \
+  "$names" | uniq -d | head -1)): their archives would land in one directory" >&2; exit 2; }
+budget=${FK_CALL_BUDGET:?FK_CALL_BUDGET (the call's seconds, under the device tool's limit) is required}
+out=${OUT:-/tmp/fk-out}
+start=$(date +%s)
+picks=${FK_PICKS:-.picks/${FK_HARDWARE:-h200}.tgz}
+mkdir -p "$out"
+for file in "$@"; do
+  name=$(basename "$file" .txt)
+  left=$(( budget - ($(date +%s) - start) ))
+  if [ "$left" -lt "${FK_CHAIN_MIN_S:-30}" ]; then
+    echo "=== $name: skipped, ${left} s of FK_CALL_BUDGET=$budget left"
+    continue
+  fi
+  echo "=== $name: ${left} s left"
+  FK_CALL_BUDGET=$left FK_PICKS=$picks OUT=$out/$name bash scripts/device-lanes.sh "$file"
+  [ -f "$out/$name/picks.tgz" ] && picks=$out/$name/picks.tgz
+done
+[ -f "$picks" ] && cp "$picks" "$out/picks.tgz"
+echo "=== chain: $(( $(date +%s) - start )) s of $budget"
