@@ -53,8 +53,10 @@ WEAK_REASONS = {
     "adaptive_avg_pool2d": "global average pool of a small feature map: 6-8 µs of traffic, where one reduction "
                            "kernel's launch and tail dominate (Inductor halves PyTorch's time, still 21-43%)",
     "batch_norm_act2d": "EfficientNetV2's head at batch 32 is 6 µs of traffic: launch bound",
-    "conv1d": "cuDNN's bf16 conv1d on Whisper's 128/1280-channel, 3000-frame stem (channels_last where faster, "
-              "1.4-1.7x) reaches 12-47% of the GEMM rate (not profiled)",
+    "conv1d": "Whisper's 128/1280-channel, 3000-frame stem: the im2col lowering (a gather of every window, then one "
+              "cuBLAS GEMM, K = 384 or 3840) serves three of four cases, 1.09-1.74x over cuDNN's best, and pays "
+              "the gather's extra pass; cuDNN's bf16 conv1d (channels_last where faster) reaches 12-47% of the "
+              "GEMM rate (not profiled)",
     "conv3d_patch_embed": "unfold + GEMM: the unfold writes the whole patch matrix (an extra pass over the video) "
                           "before the GEMM",
     "global_response_norm": "Inductor's GRN (max-autotune, 1.04-1.06x over the default compile): a spatial L2-norm "
@@ -74,8 +76,9 @@ WEAK_REASONS = {
     "modulated_layer_norm": "Inductor's LayerNorm + (1 + scale) * x + shift: max-autotune (1.1-2.9x over the "
                             "default compile) reaches 61-80% on the larger cases, 36% on FLUX's 14 µs one "
                             "(not profiled)",
-    "moe_experts": "grouped_mm path: permute tokens by expert, two grouped GEMMs and a scatter-add as separate "
-                   "kernels; Qwen's 768/1408-wide experts make small GEMMs",
+    "moe_experts": "Liger's fused MoE where faster (1.02-1.59x over grouped_mm on three cases), else the grouped_mm "
+                   "path (permute tokens by expert, two grouped GEMMs and a scatter-add as separate kernels); "
+                   "Qwen's 768/1408-wide experts make small GEMMs",
     "paged_decode_attention": "SGLang's Triton decode kernel reads the pages in place (split-KV partials, then a "
                               "reduce), 1.5-2.3x faster than the faster of FlexAttention and sdpa_gather; at 64 "
                               "sequences of 8 KV heads it reaches 48-49% (not profiled); vLLM's and FlashInfer's CUDA kernels "
