@@ -129,6 +129,7 @@ class RecheckJudge(Protocol):
     def decide(self, index: int) -> bool: ...
     def hand_in(self, index: int, output: Any) -> bool | Verdict: ...
     def verify_rechecks(self) -> tuple[int, int, list[tuple[int, int, Verdict]]]: ...
+    def recheck_accounts(self, checked: bool) -> list[str]: ...
 
 
 class TimedRecheck:
@@ -254,7 +255,13 @@ def time_rechecked(
     every batch has its own picks, and its picked candidate outputs (kept by `observe`, which should pass them on
     to `recheck.observe`) are judged when it ends. Returns the samples, the calls' record (`call_times`) and the
     seconds the judge's rechecks took. `more_calls()`, asked once the repetition ends, may ask for one more batch
-    (StreamEscape.calls_to_confirm: a verdict that needs more calls); its pairs join the samples."""
+    (StreamEscape.calls_to_confirm: a verdict that needs more calls); its pairs join the samples.
+
+    The judge `recheck` asks is pinned here before any timed call: candidate code that sets another in its place is
+    a REWARD_HACK at the end of the batch, and the judge's own account of the phase (every batch verified, every
+    timed candidate call asked about: recheck_ledger.accounts) is asked through the pinned one when the phase ends,
+    so a stand-in that swallowed the questions cannot answer it."""
+    judge = recheck.ledger
     first: list[str] = []  # which implementation ran first in each iteration; its length counts the iterations
     rechecked: list[int] = []
     judging = [0.0]
@@ -265,6 +272,8 @@ def time_rechecked(
             recheck.start_batch(count)
         added = time_interleaved(calls, continuing(sets, done), clock, warm, count, label, prepare=prepare,
                                  observe=observe, first_log=first)
+        if recheck.__dict__.get("ledger") is not judge:
+            raise CaseFailure(Status.REWARD_HACK, "the judge the rechecks ask was replaced while the candidate ran")
         if "candidate" in calls:  # the picks exist only now: each was drawn after its call
             rechecked.extend(done + index for index in sorted(recheck.picked))
         started = time.perf_counter()
@@ -280,6 +289,15 @@ def time_rechecked(
     if (more := more_calls()) > 0:
         for name, added in batch(more, 0).items():
             samples[name] = [*samples[name], *added]
+    from fastkernels.judge import JudgeError  # judge.py imports this module through oracle_graph and graphs
+
+    try:
+        problems = judge.recheck_accounts("candidate" in calls)
+    except JudgeError as error:  # the judge died: a benchmark defect, as TimedRecheck._ask says
+        raise CaseFailure(Status.BASELINE_ERROR, str(error)) from None
+    if problems:
+        raise CaseFailure(Status.REWARD_HACK, "the judge's account of the timed calls does not add up ("
+                          + "; ".join(problems) + "): the harness's recheck state was changed while the candidate ran")
     record = CallTimes(baseline_ms=samples["baseline"], candidate_ms=samples.get("candidate", []),
                        first=first, rechecked=rechecked, input_sets=len(sets))
     return samples, record, judging[0]

@@ -171,6 +171,11 @@ class JudgeClient:
         """The batch's picks wanted, outputs taken, and (call, seed, verdict) of each taken output that failed."""
         return self._ask("recheck_verify")
 
+    def recheck_accounts(self, checked: bool) -> list[str]:
+        """What did not add up in the timing phase that just ended (recheck_ledger.accounts): empty when every batch
+        was verified and, where `checked`, every timed call of the checked implementation was asked about."""
+        return self._ask("recheck_accounts", checked)
+
     def oracle_info(self) -> dict[str, Any]:
         """How the case's oracle answers fresh requests: `oracle_path` ("graph" or "eager"), `eager_oracle_ms`,
         `graph_oracle_ms` (None when eager) and `oracle_reason` (why it is eager; empty on the graph path)."""
@@ -317,6 +322,8 @@ def serve(spec: JudgeSpec, conn: Connection, worker_end: Connection | None = Non
                 reply = current.hand_in(message[1], message[2])
             elif kind == "recheck_verify":
                 reply = current.verify_rechecks()
+            elif kind == "recheck_accounts":
+                reply = current.ledger.accounts(message[1])
             elif kind == "oracle_info":
                 reply = current.oracle.info()
             else:

@@ -9,6 +9,12 @@ refills the inputs with it), decides after the call whether it is rechecked (rec
 entropy), answers each call's decision once, takes an output only for the pick it made last, and rebuilds the
 inputs itself from the seed it issued. Whatever the worker does with its copy of the seed, the output is judged on
 the inputs the judge drew.
+
+It also keeps the account of each timing phase (`accounts`): every batch it was told of verified, every checked
+call asked about. Candidate code could otherwise keep the worker from asking at all, by replacing the object the
+worker asks with a stand-in of its own that issues one seed for every call and picks none
+(tests/exploits/swaps_recheck_ledger PASSED at 3.3-3.7x with one cached output until 2026-12-03): the judge then
+hears of a batch that never ends, or of calls never asked about.
 """
 
 from __future__ import annotations
@@ -38,15 +44,25 @@ class RecheckLedger:
         self._picks: OnlinePicks | None = None
         self._issued: tuple[int, int] | None = None  # (call index, seed) of the call whose decision is due
         self._picked: list[list[Any]] = []  # [index, seed, output or None] of this batch's picks
+        self._count = 0  # this batch's checked calls, as the worker announced them
+        self._asked = 0  # of them, the calls decided in order (a seed issued, then its decision asked)
+        self._open = False  # a batch was started and not yet closed
+        self._closed: list[tuple[int, int, int]] = []  # (batch, calls, calls asked about) since the last account
+        self._problems: list[str] = []  # what did not add up since the last account
 
     def start_batch(self, count: int, wanted: int, classes: int = 0) -> None:
         """A batch of `count` checked calls, `wanted` of them rechecked, one of each of `classes` (graph captures)."""
+        if self._open:
+            self._problems.append(f"batch {self.batch} was never verified")
         self.batch += 1
         self._picks = OnlinePicks(count, wanted, classes)
         self._issued, self._picked = None, []
+        self._count, self._asked, self._open = count, 0, True
 
     def issue_seed(self, index: int) -> int:
         """The seed call `index`'s inputs are drawn from; a seed issued before and not decided on is void."""
+        if not self._open:
+            self._problems.append(f"a seed was asked for call {index} outside any batch")
         seed = unpredictable_seed()
         self._issued = (index, seed)
         return seed
@@ -56,7 +72,10 @@ class RecheckLedger:
         second ask, or an ask for a call not issued, is no pick (and a batch that then falls short of its picks
         fails the count in `close_batch`'s caller)."""
         issued, self._issued = self._issued, None
-        if self._picks is None or issued is None or issued[0] != index or not self._picks.decide(index):
+        if self._picks is None or issued is None or issued[0] != index:
+            return False
+        self._asked += 1
+        if not self._picks.decide(index):
             return False
         self._picked.append([index, issued[1], None])
         return True
@@ -72,8 +91,24 @@ class RecheckLedger:
         """The batch's wanted count and the picks whose outputs were handed in; the ledger is empty after."""
         wanted = self._picks.wanted if self._picks is not None else 0
         taken = [Taken(index, seed, output) for index, seed, output in self._picked if output is not None]
-        self._picks, self._issued, self._picked = None, None, []
+        if self._open:
+            self._closed.append((self.batch, self._count, self._asked))
+        self._picks, self._issued, self._picked, self._open = None, None, [], False
         return wanted, taken
+
+    def accounts(self, checked: bool) -> list[str]:
+        """What did not add up in the batches since the last account (a timing phase's): a batch never verified, a
+        seed asked for outside a batch and, where the phase timed the checked implementation (`checked`), a batch
+        whose calls were not all asked about. Empty when all adds up; the account starts afresh after."""
+        problems = list(self._problems)
+        if self._open:
+            problems.append(f"batch {self.batch} was never verified")
+        if checked:
+            problems += [f"batch {batch}: {asked} of its {count} timed calls were asked about"
+                         for batch, count, asked in self._closed if asked < count]
+        self._closed, self._problems = [], []
+        self._picks, self._issued, self._picked, self._open = None, None, [], False
+        return problems
 
     @property
     def picked(self) -> list[int]:

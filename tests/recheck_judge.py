@@ -31,3 +31,6 @@ class InProcessRecheckJudge:
         wanted, taken = self.ledger.close_batch()
         verdicts = [(pick, self.judge_fresh(self.rebuild(pick.seed), pick.output)) for pick in taken]
         return wanted, len(taken), [(pick.index, pick.seed, v) for pick, v in verdicts if not v.passed]
+
+    def recheck_accounts(self, checked: bool) -> list[str]:
+        return self.ledger.accounts(checked)

@@ -74,3 +74,125 @@ def test_a_call_the_clock_times_again_is_judged_on_the_inputs_of_its_last_attemp
     time_interleaved(calls, [{}], RetryingClock(), 0, 4, prepare=recheck.prepare, observe=recheck.observe)
     recheck.verify(judge_fresh, 4)
     assert len(judged) == 4 and judged == filled[1::2]  # each call's second attempt, judged on its own seed
+
+
+def test_a_phase_whose_batches_were_all_verified_and_whose_calls_were_all_asked_about_adds_up():
+    ledger = RecheckLedger()
+    for batch in range(2):
+        ledger.start_batch(2, 1)
+        for index in range(2):
+            ledger.issue_seed(index)
+            if ledger.decide(index):
+                ledger.hand_in(index, "out")
+        ledger.close_batch()
+    assert ledger.accounts(checked=True) == []
+
+
+def test_the_account_names_a_batch_never_verified_and_calls_never_asked_about():
+    # what a stand-in for the judge in the worker leaves behind: the judge heard of a batch and then of nothing
+    ledger = RecheckLedger()
+    ledger.start_batch(4, 1)
+    ledger.issue_seed(0)
+    ledger.decide(0)
+    ledger.close_batch()  # verified, but 1 of its 4 calls asked about
+    ledger.start_batch(8, 1)  # never verified
+    assert ledger.accounts(checked=True) == ["batch 1 was never verified",
+                                             "batch 0: 1 of its 4 timed calls were asked about"]
+    assert ledger.accounts(checked=True) == []  # each account covers the batches since the last one
+
+
+def test_a_timing_without_the_checked_implementation_asks_about_no_call_but_must_verify_its_batches():
+    ledger = RecheckLedger()
+    ledger.start_batch(4, 0)
+    ledger.close_batch()
+    assert ledger.accounts(checked=False) == []
+    ledger.start_batch(4, 0)
+    ledger.start_batch(4, 0)  # the first never verified
+    ledger.issue_seed(0)
+    ledger.close_batch()
+    ledger.issue_seed(1)  # no batch open
+    assert ledger.accounts(checked=False) == ["batch 1 was never verified",
+                                              "a seed was asked for call 1 outside any batch"]
+
+
+def _timed_with(candidate, monkeypatch):
+    """time_rechecked over a candidate call that may reach the recheck object (`candidate(recheck, inputs)`), on a
+    fake clock and the judge's ledger served in this process."""
+    from types import SimpleNamespace
+
+    import torch
+    from recheck_judge import InProcessRecheckJudge
+
+    from fastkernels import checks
+    from fastkernels.checks import TimedRecheck, time_rechecked
+    from fastkernels.config import HarnessConfig
+
+    monkeypatch.setattr(checks, "refill_inputs", lambda manifest, case, inputs, gen: None)
+
+    class Clock:
+        name = "fake"
+
+        def time_call(self, call, prepare=None, key=""):
+            if prepare is not None:
+                prepare()
+            call()
+            return 1.0
+
+    right = SimpleNamespace(passed=True, reason="", metrics=None)
+    judge = InProcessRecheckJudge(lambda inputs, output: right)
+    harness = HarnessConfig(correctness_rounds=3, warmup=1, iterations=8, max_iterations=8, timeout_s=10,
+                            max_rotating_sets=2, tolerance={}, rechecks=2)
+    recheck = TimedRecheck(SimpleNamespace(), SimpleNamespace(), "cpu", 8, 2, None, judge)
+    calls = {"baseline": lambda inputs: torch.zeros(1), "candidate": lambda inputs: candidate(recheck, inputs)}
+    return time_rechecked(calls, [{}], Clock(), recheck, right, harness, "cpu", 0, 8, "t/c", recheck.prepare,
+                          lambda name, index, inputs, output: recheck.observe(name, index, inputs, output))
+
+
+def test_a_candidate_that_sets_a_stand_in_for_the_judge_is_a_reward_hack(monkeypatch):
+    import pytest
+    import torch
+
+    from fastkernels.checks import CaseFailure
+    from fastkernels.records import Status
+
+    class StandIn:  # answers every question itself: one seed, no picks, every recheck taken
+        def start_recheck_batch(self, *args): pass
+        def issue_seed(self, index): return 1
+        def decide(self, index): return False
+        def hand_in(self, index, output): return True
+        def verify_rechecks(self): return 0, 10**6, []
+        def recheck_accounts(self, checked): return []
+
+    def candidate(recheck, inputs):
+        recheck.ledger = StandIn()
+        return torch.zeros(1)
+
+    with pytest.raises(CaseFailure) as failure:
+        _timed_with(candidate, monkeypatch)
+    assert failure.value.status is Status.REWARD_HACK
+    assert failure.value.reason == "the judge the rechecks ask was replaced while the candidate ran"
+
+
+def test_a_batch_the_worker_was_kept_from_verifying_is_in_the_judges_account(monkeypatch):
+    import pytest
+    import torch
+
+    from fastkernels.checks import CaseFailure
+    from fastkernels.records import Status
+
+    def candidate(recheck, inputs):  # shadows the verification with a method of its own on the instance
+        recheck.verify = lambda judge_fresh, expected: None
+        return torch.zeros(1)
+
+    with pytest.raises(CaseFailure) as failure:
+        _timed_with(candidate, monkeypatch)
+    assert failure.value.status is Status.REWARD_HACK
+    assert failure.value.reason.startswith("the judge's account of the timed calls does not add up (batch 0 was"
+                                           " never verified)")
+
+
+def test_an_honest_candidate_leaves_an_account_that_adds_up(monkeypatch):
+    import torch
+
+    samples, record, _ = _timed_with(lambda recheck, inputs: torch.zeros(1), monkeypatch)
+    assert len(samples["candidate"]) == 8 and len(record.rechecked) == 2
