@@ -257,23 +257,35 @@ def time_rechecked(
     seconds the judge's rechecks took. `more_calls()`, asked once the repetition ends, may ask for one more batch
     (StreamEscape.calls_to_confirm: a verdict that needs more calls); its pairs join the samples.
 
-    The judge `recheck` asks is pinned here before any timed call: candidate code that sets another in its place is
-    a REWARD_HACK at the end of the batch, and the judge's own account of the phase (every batch verified, every
-    timed candidate call asked about: recheck_ledger.accounts) is asked through the pinned one when the phase ends,
-    so a stand-in that swallowed the questions cannot answer it."""
+    The judge `recheck` asks is pinned here before any timed call and checked before every `prepare` and `observe`
+    and at the end of every batch: candidate code that sets another in its place (a stand-in that answers the
+    questions itself) is a REWARD_HACK at the next of them. The judge's own account of the phase (every batch
+    verified, every timed candidate call asked about: recheck_ledger.accounts) is asked through the pinned one when
+    the phase ends, so a worker kept from asking (a shadowed `verify` or `observe`) is found out too."""
     judge = recheck.ledger
     first: list[str] = []  # which implementation ran first in each iteration; its length counts the iterations
     rechecked: list[int] = []
     judging = [0.0]
 
+    def pinned() -> None:
+        if recheck.__dict__.get("ledger") is not judge:
+            raise CaseFailure(Status.REWARD_HACK, "the judge the rechecks ask was replaced while the candidate ran")
+
+    def prepare_pinned(name: str, index: int, inputs: Any) -> None:
+        pinned()
+        prepare(name, index, inputs)
+
+    def observe_pinned(name: str, index: int, inputs: Any, output: Any) -> None:
+        pinned()
+        observe(name, index, inputs, output)
+
     def batch(count: int, warm: int) -> dict[str, list[float]]:
         done = len(first)
         if done:
             recheck.start_batch(count)
-        added = time_interleaved(calls, continuing(sets, done), clock, warm, count, label, prepare=prepare,
-                                 observe=observe, first_log=first)
-        if recheck.__dict__.get("ledger") is not judge:
-            raise CaseFailure(Status.REWARD_HACK, "the judge the rechecks ask was replaced while the candidate ran")
+        added = time_interleaved(calls, continuing(sets, done), clock, warm, count, label, prepare=prepare_pinned,
+                                 observe=observe_pinned, first_log=first)
+        pinned()
         if "candidate" in calls:  # the picks exist only now: each was drawn after its call
             rechecked.extend(done + index for index in sorted(recheck.picked))
         started = time.perf_counter()
