@@ -196,3 +196,37 @@ def test_an_honest_candidate_leaves_an_account_that_adds_up(monkeypatch):
 
     samples, record, _ = _timed_with(lambda recheck, inputs: torch.zeros(1), monkeypatch)
     assert len(samples["candidate"]) == 8 and len(record.rechecked) == 2
+
+
+def test_a_stand_in_that_passes_every_question_on_is_caught_at_the_next_question_even_when_taken_away_again(
+        monkeypatch):
+    # a stand-in in place for one call only, forwarding everything to the judge (so the judge's account adds up),
+    # put back before the batch ends: the check before each observe finds it
+    import pytest
+    import torch
+
+    from fastkernels.checks import CaseFailure
+    from fastkernels.records import Status
+
+    calls = []
+
+    class Forwarding:
+        def __init__(self, judge):
+            self.judge = judge
+
+        def __getattr__(self, name):
+            return getattr(self.judge, name)
+
+    def candidate(recheck, inputs):
+        calls.append(len(calls))
+        if len(calls) == 3:
+            recheck.__dict__["real"] = recheck.ledger
+            recheck.ledger = Forwarding(recheck.ledger)
+        elif len(calls) == 4:
+            recheck.ledger = recheck.__dict__.pop("real")
+        return torch.zeros(1)
+
+    with pytest.raises(CaseFailure) as failure:
+        _timed_with(candidate, monkeypatch)
+    assert failure.value.status is Status.REWARD_HACK and len(calls) == 3
+    assert failure.value.reason == "the judge the rechecks ask was replaced while the candidate ran"
