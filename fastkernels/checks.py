@@ -244,6 +244,13 @@ class TimedRecheck:
                 )
 
 
+# what a TimedRecheck is set up with and keeps for a timing phase (time_rechecked pins it), and what each decides
+PINNED = {"ledger": "the judge the rechecks ask", "checked": "the implementation rechecked",
+          "rechecks": "how many calls are rechecked", "cover": "the captures every first batch rechecks",
+          "manifest": "what inputs are drawn from", "case": "what inputs are drawn from",
+          "device": "where inputs are drawn", "flush": "the cache flush before every call"}
+
+
 def time_rechecked(
     calls: dict[str, Callable[[Any], Any]], sets: Sequence[Any], clock: Clock, recheck: TimedRecheck,
     judge_fresh: JudgeFresh, harness: HarnessConfig, device: str, warmup: int, iterations: int, label: str,
@@ -257,19 +264,25 @@ def time_rechecked(
     seconds the judge's rechecks took. `more_calls()`, asked once the repetition ends, may ask for one more batch
     (StreamEscape.calls_to_confirm: a verdict that needs more calls); its pairs join the samples.
 
-    The judge `recheck` asks is pinned here before any timed call and checked before every `prepare` and `observe`
-    and at the end of every batch: candidate code that sets another in its place (a stand-in that answers the
-    questions itself) is a REWARD_HACK at the next of them. The judge's own account of the phase (every batch
-    verified, every timed candidate call asked about: recheck_ledger.accounts) is asked through the pinned one when
-    the phase ends, so a worker kept from asking (a shadowed `verify` or `observe`) is found out too."""
+    What `recheck` was set up with (the judge it asks, the implementation it checks, ...: PINNED) is pinned here
+    before any timed call and checked before every `prepare` and `observe` and at the end of every batch: candidate
+    code that changes it (a stand-in that answers the judge's questions itself, the baseline made the checked
+    implementation) or shadows one of its methods is a REWARD_HACK at the next of them. The judge's own account of
+    the phase (every batch verified, every timed candidate call asked about: recheck_ledger.accounts) is asked
+    through the pinned judge when the phase ends, so a worker kept from asking is found out too."""
+    settings = {name: recheck.__dict__.get(name) for name in PINNED}
     judge = recheck.ledger
     first: list[str] = []  # which implementation ran first in each iteration; its length counts the iterations
     rechecked: list[int] = []
     judging = [0.0]
 
     def pinned() -> None:
-        if recheck.__dict__.get("ledger") is not judge:
-            raise CaseFailure(Status.REWARD_HACK, "the judge the rechecks ask was replaced while the candidate ran")
+        state = recheck.__dict__
+        changed = [f"{name} ({PINNED[name]})" for name, value in settings.items() if state.get(name) is not value]
+        changed += [f"{name} (a method) shadowed" for name in state if callable(getattr(TimedRecheck, name, None))]
+        if changed:
+            raise CaseFailure(Status.REWARD_HACK, "the harness's recheck state was changed while the candidate ran: "
+                              + ", ".join(changed))
 
     def prepare_pinned(name: str, index: int, inputs: Any) -> None:
         pinned()

@@ -170,18 +170,42 @@ def test_a_candidate_that_sets_a_stand_in_for_the_judge_is_a_reward_hack(monkeyp
     with pytest.raises(CaseFailure) as failure:
         _timed_with(candidate, monkeypatch)
     assert failure.value.status is Status.REWARD_HACK
-    assert failure.value.reason == "the judge the rechecks ask was replaced while the candidate ran"
+    assert failure.value.reason == ("the harness's recheck state was changed while the candidate ran: ledger (the"
+                                    " judge the rechecks ask)")
 
 
-def test_a_batch_the_worker_was_kept_from_verifying_is_in_the_judges_account(monkeypatch):
+def test_a_recheck_method_shadowed_on_the_object_or_a_setting_changed_is_a_reward_hack(monkeypatch):
     import pytest
     import torch
 
     from fastkernels.checks import CaseFailure
     from fastkernels.records import Status
 
-    def candidate(recheck, inputs):  # shadows the verification with a method of its own on the instance
+    def shadows(recheck, inputs):  # the verification replaced by a method of its own on the instance
         recheck.verify = lambda judge_fresh, expected: None
+        return torch.zeros(1)
+
+    def rechecks_the_baseline(recheck, inputs):  # the baseline's calls rechecked instead: they are always right
+        recheck.checked = "baseline"
+        return torch.zeros(1)
+
+    for candidate, named in ((shadows, "verify (a method) shadowed"),
+                             (rechecks_the_baseline, "checked (the implementation rechecked)")):
+        with pytest.raises(CaseFailure) as failure:
+            _timed_with(candidate, monkeypatch)
+        assert failure.value.status is Status.REWARD_HACK
+        assert failure.value.reason == f"the harness's recheck state was changed while the candidate ran: {named}"
+
+
+def test_a_batch_the_worker_was_kept_from_verifying_is_in_the_judges_account(monkeypatch):
+    import pytest
+    import torch
+
+    from fastkernels.checks import CaseFailure, TimedRecheck
+    from fastkernels.records import Status
+
+    def candidate(recheck, inputs):  # the class's verification patched away: the object itself is untouched
+        monkeypatch.setattr(TimedRecheck, "verify", lambda self, judge_fresh, expected: None)
         return torch.zeros(1)
 
     with pytest.raises(CaseFailure) as failure:
@@ -229,4 +253,23 @@ def test_a_stand_in_that_passes_every_question_on_is_caught_at_the_next_question
     with pytest.raises(CaseFailure) as failure:
         _timed_with(candidate, monkeypatch)
     assert failure.value.status is Status.REWARD_HACK and len(calls) == 3
-    assert failure.value.reason == "the judge the rechecks ask was replaced while the candidate ran"
+    assert failure.value.reason == ("the harness's recheck state was changed while the candidate ran: ledger (the"
+                                    " judge the rechecks ask)")
+
+
+def test_a_batch_whose_picked_outputs_were_never_handed_in_falls_short_of_its_count(monkeypatch):
+    import pytest
+    import torch
+
+    from fastkernels.checks import CaseFailure, TimedRecheck
+    from fastkernels.records import Status
+
+    def candidate(recheck, inputs):  # the class's observe patched away: no call is decided on or handed in
+        monkeypatch.setattr(TimedRecheck, "observe", lambda self, name, index, inputs, output: None)
+        return torch.zeros(1)
+
+    with pytest.raises(CaseFailure) as failure:
+        _timed_with(candidate, monkeypatch)
+    assert failure.value.status is Status.REWARD_HACK
+    assert failure.value.reason == ("0 of the 2 rechecks of timed calls were taken: the harness's recheck state was"
+                                    " changed while the candidate ran")
