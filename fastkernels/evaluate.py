@@ -38,7 +38,7 @@ from fastkernels.placement import Spacers
 from fastkernels.plan import Impl, TaskPlan, Unusable, one_line
 from fastkernels.records import ResultRow, Status
 from fastkernels.roofline import roofline_fields
-from fastkernels.stream_escape import StreamEscape
+from fastkernels.stream_escape import StreamEscape, verify_escape
 from fastkernels.timing import Clock, host_latency_note, pad_note, paired_speedup, speedup_ci95, summarize
 
 Inputs = dict[str, torch.Tensor]
@@ -181,7 +181,8 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
         phase(f"{label}: timed ({len(samples['baseline'])} pairs, {recheck_s:.2f} s of it judging rechecks"
               f"{pad_note(ctx.clock, label)})")
         _verify_integrity(ctx, "while the candidate was timed")
-        escape.verify("side_streams" in manifest.allow)
+        verify_escape(escape, "side_streams" in manifest.allow,
+                      len(samples.get("candidate", [])) if getattr(ctx.clock, "last_check", None) else None)
         sync_lag_ms = escape.lags()
         host_note = host_latency_note(escape.checks, harness.launch_pad_max_us)
         graph = {}

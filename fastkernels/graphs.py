@@ -34,7 +34,7 @@ from fastkernels.manifest import Case, Manifest
 from fastkernels.phases import phase
 from fastkernels.plan import one_line
 from fastkernels.records import CallTimes, Status
-from fastkernels.stream_escape import StreamEscape
+from fastkernels.stream_escape import StreamEscape, verify_escape
 from fastkernels.timing import Clock, pad_note, paired_speedup, speedup_ci95, summarize
 
 Inputs = dict[str, torch.Tensor]
@@ -183,7 +183,8 @@ def _time_captures(
         f"{label}/graph", prepare, observe, lambda: escape.calls_to_confirm("side_streams" in manifest.allow)))
     phase(f"{label}: graph replays timed ({len(samples['baseline'])} pairs, {judging_s:.2f} s of it judging"
           f" rechecks{pad_note(clock, f'{label}/graph')})")
-    _under_graphs(lambda: escape.verify("side_streams" in manifest.allow))
+    _under_graphs(lambda: verify_escape(escape, "side_streams" in manifest.allow,
+                                        len(samples.get("candidate", [])) if getattr(clock, "last_check", None) else None))
     return _Timed(samples, record, escape.lags(), time.perf_counter() - started)
 
 

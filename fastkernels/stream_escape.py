@@ -98,3 +98,19 @@ class StreamEscape:
             f" the device stayed busy {candidate_lag:.3f} ms or more (the baseline's calls: {baseline_lag:.3f} ms;"
             f" the call itself {event_ms:.3f} ms): it ran on another stream or thread the timer does not see",
         )
+
+
+def verify_escape(escape: StreamEscape, side_streams_allowed: bool, timed_calls: int | None) -> None:
+    """StreamEscape.verify as the harness calls it, on an object candidate code may have reached: a method shadowed
+    on it, or fewer candidate CallChecks than the `timed_calls` the caller counted itself (where its clock left a
+    CallCheck after its last call, as the CUDA clock does after every call; None where it left none), means calls
+    were kept from the check (REWARD_HACK).
+    Without the count a candidate that silenced `observe` would leave no checks, and `verify` passes an empty list."""
+    shadowed = sorted(name for name in vars(escape) if callable(getattr(StreamEscape, name, None)))
+    checked = len(escape.checks.get("candidate", [])) if isinstance(escape.checks, dict) else -1
+    if shadowed or (timed_calls is not None and checked != timed_calls):
+        what = f"{', '.join(shadowed)} (a method) shadowed" if shadowed else \
+            f"{max(checked, 0)} of the {timed_calls} timed candidate calls were checked for work left on the device"
+        raise CaseFailure(Status.REWARD_HACK, f"the harness's stream-escape state was changed while the candidate"
+                                              f" ran: {what}")
+    StreamEscape.verify(escape, side_streams_allowed)

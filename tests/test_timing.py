@@ -377,3 +377,45 @@ def test_the_speedup_estimator_is_a_proper_average_of_the_paired_ratios(data):
     scale = data.draw(st.floats(min_value=1e-2, max_value=1e2))
     assert paired_speedup([b * scale for b in baseline], [c * scale for c in candidate]) == pytest.approx(s, rel=1e-9)
     assert paired_speedup(baseline, baseline) == 1.0  # a module against itself, call for call
+
+
+def test_a_stream_escape_check_kept_from_the_calls_or_shadowed_is_a_reward_hack():
+    # candidate code that silences the check's `observe` leaves it no calls to judge, and one that shadows `verify`
+    # judges nothing: the harness counts the timed calls itself and looks up the methods on the class
+    from fastkernels.checks import CaseFailure
+    from fastkernels.stream_escape import StreamEscape, verify_escape
+
+    clock = CheckingClock({"baseline": 0.01, "candidate": 0.8})
+
+    def timed(escape: StreamEscape, silence_after: int | None = None) -> int:
+        calls = {"baseline": 0, "candidate": 0}
+
+        def call_for(name):
+            def call(inputs):
+                clock.current = name
+                calls[name] += 1
+                if silence_after is not None and calls["candidate"] == silence_after:
+                    escape.observe = lambda *args: None
+            return call
+
+        time_interleaved({name: call_for(name) for name in calls}, [None], clock, warmup=0, iterations=50,
+                         observe=lambda *args: escape.observe(*args))
+        return calls["candidate"]
+
+    escape = StreamEscape(clock)
+    count = timed(escape, silence_after=1)
+    with pytest.raises(CaseFailure, match=r"stream-escape state was changed while the candidate ran: observe \(a "
+                                          r"method\) shadowed"):
+        verify_escape(escape, False, count)
+    escape = StreamEscape(clock)
+    count = timed(escape)
+    escape.checks["candidate"] = escape.checks["candidate"][:3]  # the hidden work's calls taken out
+    with pytest.raises(CaseFailure, match=f"3 of the {count} timed candidate calls were checked"):
+        verify_escape(escape, False, count)
+    escape.verify = lambda allowed: None
+    with pytest.raises(CaseFailure, match=r"verify \(a method\) shadowed"):
+        verify_escape(escape, False, None)
+    escape = StreamEscape(clock)
+    count = timed(escape)
+    with pytest.raises(CaseFailure, match="another stream"):  # untouched: the check itself convicts
+        verify_escape(escape, False, count)
