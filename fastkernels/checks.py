@@ -264,25 +264,32 @@ def time_rechecked(
     seconds the judge's rechecks took. `more_calls()`, asked once the repetition ends, may ask for one more batch
     (StreamEscape.calls_to_confirm: a verdict that needs more calls); its pairs join the samples.
 
-    What `recheck` was set up with (the judge it asks, the implementation it checks, ...: PINNED) is pinned here
-    before any timed call and checked before every `prepare` and `observe` and at the end of every batch: candidate
-    code that changes it (a stand-in that answers the judge's questions itself, the baseline made the checked
-    implementation) or shadows one of its methods is a REWARD_HACK at the next of them. The judge's own account of
+    What `recheck` was set up with (the judge it asks, the implementation it checks, ...: PINNED), and every setting
+    of `judge_fresh` where it has any (BaselineTail's baseline and factor, which decide its second look), are pinned
+    here before any timed call and checked before every `prepare` and `observe` and at the end of every batch:
+    candidate code that changes them (a stand-in that answers the judge's questions itself, the baseline made the
+    checked implementation, a factor that lets anything through) or shadows one of their methods is a REWARD_HACK at
+    the next of them. The judge's own account of
     the phase (every batch verified, every timed candidate call asked about: recheck_ledger.accounts) is asked
     through the pinned judge when the phase ends, so a worker kept from asking is found out too."""
-    settings = {name: recheck.__dict__.get(name) for name in PINNED}
+    watched = [("recheck state", recheck, {name: recheck.__dict__.get(name) for name in PINNED})]
+    if isinstance(getattr(judge_fresh, "__dict__", None), dict):  # BaselineTail: its baseline and factor decide
+        watched.append(("fresh-input judge", judge_fresh, dict(vars(judge_fresh))))
     judge = recheck.ledger
     first: list[str] = []  # which implementation ran first in each iteration; its length counts the iterations
     rechecked: list[int] = []
     judging = [0.0]
 
     def pinned() -> None:
-        state = recheck.__dict__
-        changed = [f"{name} ({PINNED[name]})" for name, value in settings.items() if state.get(name) is not value]
-        changed += [f"{name} (a method) shadowed" for name in state if callable(getattr(TimedRecheck, name, None))]
-        if changed:
-            raise CaseFailure(Status.REWARD_HACK, "the harness's recheck state was changed while the candidate ran: "
-                              + ", ".join(changed))
+        for what, watched_object, settings in watched:
+            state = vars(watched_object)
+            changed = [name + (f" ({PINNED[name]})" if watched_object is recheck else "")
+                       for name, value in settings.items() if state.get(name) is not value]
+            changed += [f"{name} (a method) shadowed" for name in state
+                        if callable(getattr(type(watched_object), name, None))]
+            if changed:
+                raise CaseFailure(Status.REWARD_HACK, f"the harness's {what} was changed while the candidate ran: "
+                                  + ", ".join(changed))
 
     def prepare_pinned(name: str, index: int, inputs: Any) -> None:
         pinned()

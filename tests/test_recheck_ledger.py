@@ -115,7 +115,7 @@ def test_a_timing_without_the_checked_implementation_asks_about_no_call_but_must
                                               "a seed was asked for call 1 outside any batch"]
 
 
-def _timed_with(candidate, monkeypatch):
+def _timed_with(candidate, monkeypatch, judge_fresh=None):
     """time_rechecked over a candidate call that may reach the recheck object (`candidate(recheck, inputs)`), on a
     fake clock and the judge's ledger served in this process."""
     from types import SimpleNamespace
@@ -144,7 +144,8 @@ def _timed_with(candidate, monkeypatch):
                             max_rotating_sets=2, tolerance={}, rechecks=2)
     recheck = TimedRecheck(SimpleNamespace(), SimpleNamespace(), "cpu", 8, 2, None, judge)
     calls = {"baseline": lambda inputs: torch.zeros(1), "candidate": lambda inputs: candidate(recheck, inputs)}
-    return time_rechecked(calls, [{}], Clock(), recheck, right, harness, "cpu", 0, 8, "t/c", recheck.prepare,
+    return time_rechecked(calls, [{}], Clock(), recheck, judge_fresh or right, harness, "cpu", 0, 8, "t/c",
+                          recheck.prepare,
                           lambda name, index, inputs, output: recheck.observe(name, index, inputs, output))
 
 
@@ -273,3 +274,24 @@ def test_a_batch_whose_picked_outputs_were_never_handed_in_falls_short_of_its_co
     assert failure.value.status is Status.REWARD_HACK
     assert failure.value.reason == ("0 of the 2 rechecks of timed calls were taken: the harness's recheck state was"
                                     " changed while the candidate ran")
+
+
+def test_the_second_looks_baseline_or_factor_changed_while_timed_is_a_reward_hack(monkeypatch):
+    # BaselineTail lets a miss through where the baseline misses too and the outputs agree within `factor`: with a
+    # baseline that always misses and a huge factor, a stale output would pass its second look
+    import pytest
+    import torch
+
+    from fastkernels.checks import BaselineTail, CaseFailure
+    from fastkernels.records import Status
+
+    tail = BaselineTail(lambda inputs, output: None, lambda **inputs: torch.zeros(1), "native", 3.0)
+
+    def candidate(recheck, inputs):
+        tail.factor = 1e12
+        return torch.zeros(1)
+
+    with pytest.raises(CaseFailure) as failure:
+        _timed_with(candidate, monkeypatch, judge_fresh=tail)
+    assert failure.value.status is Status.REWARD_HACK
+    assert failure.value.reason == "the harness's fresh-input judge was changed while the candidate ran: factor"
