@@ -130,6 +130,8 @@ class RecheckJudge(Protocol):
     def hand_in(self, index: int, output: Any) -> bool | Verdict: ...
     def verify_rechecks(self) -> tuple[int, int, list[tuple[int, int, Verdict]]]: ...
     def recheck_accounts(self, checked: bool) -> list[str]: ...
+    def record_sample(self, name: str, milliseconds: float) -> None: ...
+    def timing_record(self) -> dict[str, list[float]]: ...
 
 
 class TimedRecheck:
@@ -271,7 +273,10 @@ def time_rechecked(
     checked implementation, a factor that lets anything through) or shadows one of their methods is a REWARD_HACK at
     the next of them. The judge's own account of
     the phase (every batch verified, every timed candidate call asked about: recheck_ledger.accounts) is asked
-    through the pinned judge when the phase ends, so a worker kept from asking is found out too."""
+    through the pinned judge when the phase ends, so a worker kept from asking is found out too. Every sample goes to
+    the judge the moment the clock measures it (before candidate code runs again), and the samples returned must be
+    the judge's record: candidate code that rewrote the harness's sample lists through its frames read 7.6-8.0x on
+    rms_norm's CPU cases (2026-12-03)."""
     watched = [("recheck state", recheck, {name: recheck.__dict__.get(name) for name in PINNED})]
     if isinstance(getattr(judge_fresh, "__dict__", None), dict):  # BaselineTail: its baseline and factor decide
         watched.append(("fresh-input judge", judge_fresh, dict(vars(judge_fresh))))
@@ -304,7 +309,7 @@ def time_rechecked(
         if done:
             recheck.start_batch(count)
         added = time_interleaved(calls, continuing(sets, done), clock, warm, count, label, prepare=prepare_pinned,
-                                 observe=observe_pinned, first_log=first)
+                                 observe=observe_pinned, first_log=first, record=judge.record_sample)
         pinned()
         if "candidate" in calls:  # the picks exist only now: each was drawn after its call
             rechecked.extend(done + index for index in sorted(recheck.picked))
@@ -325,8 +330,12 @@ def time_rechecked(
 
     try:
         problems = judge.recheck_accounts("candidate" in calls)
+        measured = judge.timing_record()
     except JudgeError as error:  # the judge died: a benchmark defect, as TimedRecheck._ask says
         raise CaseFailure(Status.BASELINE_ERROR, str(error)) from None
+    if any(list(samples[name]) != measured.get(name) for name in samples):
+        raise CaseFailure(Status.REWARD_HACK, "the timing samples differ from what the clock measured (the judge's"
+                          " record of every sample, sent as it was taken): they were changed while the candidate ran")
     if problems:
         raise CaseFailure(Status.REWARD_HACK, "the judge's account of the timed calls does not add up ("
                           + "; ".join(problems) + "): the harness's recheck state was changed while the candidate ran")

@@ -171,6 +171,16 @@ class JudgeClient:
         """The batch's picks wanted, outputs taken, and (call, seed, verdict) of each taken output that failed."""
         return self._ask("recheck_verify")
 
+    def record_sample(self, name: str, milliseconds: float) -> None:
+        """A timed call's sample into the judge's record, unanswered (no round trip): it is sent the moment it is
+        measured, so the samples a speedup is computed from can be checked against what was measured."""
+        self.settle()
+        self._send("timing_sample", name, milliseconds)
+
+    def timing_record(self) -> dict[str, list[float]]:
+        """The samples recorded since the last call, per implementation, in the order they were measured."""
+        return self._ask("timing_record")
+
     def recheck_accounts(self, checked: bool) -> list[str]:
         """What did not add up in the timing phase that just ended (recheck_ledger.accounts): empty when every batch
         was verified and, where `checked`, every timed call of the checked implementation was asked about."""
@@ -297,6 +307,10 @@ def serve(spec: JudgeSpec, conn: Connection, worker_end: Connection | None = Non
         kind = message[0]
         if kind == "close":
             return
+        if kind == "timing_sample":  # unanswered: the worker does not wait for it
+            if current is not None:
+                current.ledger.record_sample(message[1], message[2])
+            continue
         try:
             if kind == "case":
                 if current is not None:
@@ -324,6 +338,8 @@ def serve(spec: JudgeSpec, conn: Connection, worker_end: Connection | None = Non
                 reply = current.verify_rechecks()
             elif kind == "recheck_accounts":
                 reply = current.ledger.accounts(message[1])
+            elif kind == "timing_record":
+                reply = current.ledger.timing_record()
             elif kind == "oracle_info":
                 reply = current.oracle.info()
             else:

@@ -49,6 +49,7 @@ class RecheckLedger:
         self._open = False  # a batch was started and not yet closed
         self._closed: list[tuple[int, int, int]] = []  # (batch, calls, calls asked about) since the last account
         self._problems: list[str] = []  # what did not add up since the last account
+        self._samples: dict[str, list[float]] = {}  # the phase's timed samples, each as the clock measured it
 
     def start_batch(self, count: int, wanted: int, classes: int = 0) -> None:
         """A batch of `count` checked calls, `wanted` of them rechecked, one of each of `classes` (graph captures)."""
@@ -95,6 +96,15 @@ class RecheckLedger:
             self._closed.append((self.batch, self._count, self._asked))
         self._picks, self._issued, self._picked, self._open = None, None, [], False
         return wanted, taken
+
+    def record_sample(self, name: str, milliseconds: float) -> None:
+        """One timed call's sample, sent the moment the clock measured it, before candidate code runs again."""
+        self._samples.setdefault(name, []).append(milliseconds)
+
+    def timing_record(self) -> dict[str, list[float]]:
+        """The phase's samples as they were measured, per implementation; the record starts afresh after."""
+        record, self._samples = self._samples, {}
+        return record
 
     def accounts(self, checked: bool) -> list[str]:
         """What did not add up in the batches since the last account (a timing phase's): a batch never verified, a

@@ -208,13 +208,15 @@ def time_interleaved(
     observe: Callable[[str, int, Any, Any], None] | None = None,
     order_rng: random.Random | None = None,
     first_log: list[str] | None = None,
+    record: Callable[[str, float], None] | None = None,
 ) -> dict[str, list[float]]:
     """Time every implementation in `calls` on rotated input `sets`; see the module docstring for the protocol.
 
     `prepare(name, iteration, inputs)` runs untimed before each timed call (refresh inputs, flush the cache);
     `observe(name, iteration, inputs, output)` runs untimed after it (recheck outputs). Outputs are not kept.
     `order_rng` draws each pair's first order (`ALTERNATE`: always the order of `calls`, for diagnosis);
-    `first_log`, when given, gets the name that ran first in each iteration.
+    `first_log`, when given, gets the name that ran first in each iteration; `record(name, ms)`, when given, gets
+    every timed sample the moment it is measured, before any other call runs.
     """
     names = list(calls)
     iterations = paired_count(iterations)
@@ -239,8 +241,10 @@ def time_interleaved(
                 produced: list[Any] = []
                 before = (lambda: prepare(name, index, inputs)) if prepare is not None else None
                 with nvtx.annotate(f"{label}/{name}" if label else name):
-                    samples[name].append(
-                        clock.time_call(lambda: _keep_last(produced, calls[name](inputs)), before, pad_key))
+                    measured = clock.time_call(lambda: _keep_last(produced, calls[name](inputs)), before, pad_key)
+                if record is not None:
+                    record(name, measured)
+                samples[name].append(measured)
                 if observe is not None:
                     observe(name, index, inputs, produced[-1])
                 del produced

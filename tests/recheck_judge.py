@@ -34,3 +34,9 @@ class InProcessRecheckJudge:
 
     def recheck_accounts(self, checked: bool) -> list[str]:
         return self.ledger.accounts(checked)
+
+    def record_sample(self, name: str, milliseconds: float) -> None:
+        self.ledger.record_sample(name, milliseconds)
+
+    def timing_record(self) -> dict[str, list[float]]:
+        return self.ledger.timing_record()

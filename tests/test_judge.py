@@ -168,3 +168,18 @@ def test_a_call_not_issued_by_the_judge_is_never_picked_and_the_count_falls_shor
     assert not judge.decide(1)  # out of order: the seed issued was call 0's
     assert not judge.decide(0)  # the issue was voided by the ask above
     assert judge.verify_rechecks()[:2] == (2, 0)
+
+
+def test_timing_samples_sent_unanswered_between_requests_come_back_in_the_order_they_were_measured(judge):
+    # one-way messages on the request pipe: the answers to the requests around them stay in step
+    judge.timing_record()  # whatever an earlier test left
+    judge.record_sample("baseline", 0.5)
+    judge.start_recheck_batch(1, 0, 0)
+    judge.record_sample("candidate", 0.25)
+    assert isinstance(judge.issue_seed(0), int)
+    judge.record_sample("baseline", 0.75)
+    assert judge.decide(0) is False
+    assert judge.timing_record() == {"baseline": [0.5, 0.75], "candidate": [0.25]}
+    assert judge.timing_record() == {}  # each record starts afresh
+    judge.verify_rechecks()
+    judge.recheck_accounts(False)

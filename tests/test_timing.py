@@ -419,3 +419,25 @@ def test_a_stream_escape_check_kept_from_the_calls_or_shadowed_is_a_reward_hack(
     count = timed(escape)
     with pytest.raises(CaseFailure, match="another stream"):  # untouched: the check itself convicts
         verify_escape(escape, False, count)
+
+
+def test_every_timed_sample_is_recorded_the_moment_it_is_measured_before_the_next_call():
+    # the judge's record of the samples (checks.time_rechecked) must hold each one before candidate code runs again
+    events: list[str] = []
+
+    class Clock:
+        name = "fake"
+
+        def time_call(self, call, prepare=None, key=""):
+            call()
+            return 1.0
+
+    def call_for(name):
+        return lambda inputs: events.append(f"call {name}")
+
+    samples = time_interleaved({name: call_for(name) for name in ("baseline", "candidate")}, [None], Clock(),
+                               warmup=1, iterations=4, record=lambda name, ms: events.append(f"record {name}"))
+    timed = events[2:]  # the warm-up's two calls are not recorded
+    assert events[:2] == ["call baseline", "call candidate"] and len(timed) == 16
+    assert all(a == f"call {b.split()[1]}" for a, b in zip(timed[0::2], timed[1::2]))  # each call, then its record
+    assert samples == {"baseline": [1.0] * 4, "candidate": [1.0] * 4}
