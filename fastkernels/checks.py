@@ -258,7 +258,7 @@ def time_rechecked(
     judge_fresh: JudgeFresh, harness: HarnessConfig, device: str, warmup: int, iterations: int, label: str,
     prepare: Callable[[str, int, Any], None], observe: Callable[[str, int, Any, Any], None],
     more_calls: Callable[[], int] = lambda: 0,
-) -> tuple[dict[str, list[float]], CallTimes, float]:
+) -> tuple[dict[str, tuple[float, ...]], CallTimes, float]:
     """Adaptive repetition with rechecks, for eager calls and graph replays alike: `iterations` interleaved timings
     over the rotated `sets`, then doubling batches until the speedup's interval is tight (timing.extend_until_tight);
     every batch has its own picks, and its picked candidate outputs (kept by `observe`, which should pass them on
@@ -341,7 +341,8 @@ def time_rechecked(
                           + "; ".join(problems) + "): the harness's recheck state was changed while the candidate ran")
     record = CallTimes(baseline_ms=samples["baseline"], candidate_ms=samples.get("candidate", []),
                        first=first, rechecked=rechecked, input_sets=len(sets))
-    return samples, record, judging[0]
+    # tuples: candidate code runs again after this phase (the graph captures) and could rewrite lists in place
+    return {name: tuple(values) for name, values in samples.items()}, record, judging[0]
 
 
 class BaselineTail:

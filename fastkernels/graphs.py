@@ -150,7 +150,7 @@ def graph_fields(
 
 @dataclass
 class _Timed:
-    samples: dict[str, list[float]]
+    samples: dict[str, tuple[float, ...]]
     record: CallTimes
     lags: tuple[float, float] | None  # StreamEscape.lags
     seconds: float  # the round's wall time: replays, pads, flushes and rechecks

@@ -221,6 +221,8 @@ def test_an_honest_candidate_leaves_an_account_that_adds_up(monkeypatch):
 
     samples, record, _ = _timed_with(lambda recheck, inputs: torch.zeros(1), monkeypatch)
     assert len(samples["candidate"]) == 8 and len(record.rechecked) == 2
+    # tuples: candidate code runs again afterwards (graph captures), and lists could be rewritten in place
+    assert all(isinstance(values, tuple) for values in samples.values())
 
 
 def test_a_stand_in_that_passes_every_question_on_is_caught_at_the_next_question_even_when_taken_away_again(
