@@ -246,6 +246,12 @@ class TimedRecheck:
                 )
 
 
+def shadowed_methods(obj: Any) -> list[str]:
+    """Instance attributes of `obj` that hide a method of its class: code that reached the object replaced what the
+    harness calls on it."""
+    return sorted(name for name in vars(obj) if callable(getattr(type(obj), name, None)))
+
+
 # what a TimedRecheck is set up with and keeps for a timing phase (time_rechecked pins it), and what each decides
 PINNED = {"ledger": "the judge the rechecks ask", "checked": "the implementation rechecked",
           "rechecks": "how many calls are rechecked", "cover": "the captures every first batch rechecks",
@@ -271,12 +277,11 @@ def time_rechecked(
     here before any timed call and checked before every `prepare` and `observe` and at the end of every batch:
     candidate code that changes them (a stand-in that answers the judge's questions itself, the baseline made the
     checked implementation, a factor that lets anything through) or shadows one of their methods is a REWARD_HACK at
-    the next of them. The judge's own account of
-    the phase (every batch verified, every timed candidate call asked about: recheck_ledger.accounts) is asked
-    through the pinned judge when the phase ends, so a worker kept from asking is found out too. Every sample goes to
-    the judge the moment the clock measures it (before candidate code runs again), and the samples returned must be
-    the judge's record: candidate code that rewrote the harness's sample lists through its frames read 7.6-8.0x on
-    rms_norm's CPU cases (2026-12-03)."""
+    the next of them. The judge's own account of the phase (every batch verified, every timed candidate call asked
+    about: recheck_ledger.accounts) is asked through the pinned judge when the phase ends, so a worker kept from
+    asking is found out too. Every sample goes to the judge the moment the clock measures it (before candidate code
+    runs again), and the samples returned are the judge's record, as tuples: candidate code that rewrote the
+    harness's sample lists through its frames read 7.6-8.0x on rms_norm's CPU cases (2026-12-03)."""
     watched = [("recheck state", recheck, {name: recheck.__dict__.get(name) for name in PINNED})]
     if isinstance(getattr(judge_fresh, "__dict__", None), dict):  # BaselineTail: its baseline and factor decide
         watched.append(("fresh-input judge", judge_fresh, dict(vars(judge_fresh))))
@@ -290,8 +295,7 @@ def time_rechecked(
             state = vars(watched_object)
             changed = [name + (f" ({PINNED[name]})" if watched_object is recheck else "")
                        for name, value in settings.items() if state.get(name) is not value]
-            changed += [f"{name} (a method) shadowed" for name in state
-                        if callable(getattr(type(watched_object), name, None))]
+            changed += [f"{name} (a method) shadowed" for name in shadowed_methods(watched_object)]
             if changed:
                 raise CaseFailure(Status.REWARD_HACK, f"the harness's {what} was changed while the candidate ran: "
                                   + ", ".join(changed))

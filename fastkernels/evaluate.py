@@ -181,8 +181,7 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
         phase(f"{label}: timed ({len(samples['baseline'])} pairs, {recheck_s:.2f} s of it judging rechecks"
               f"{pad_note(ctx.clock, label)})")
         _verify_integrity(ctx, "while the candidate was timed")
-        verify_escape(escape, "side_streams" in manifest.allow,
-                      len(samples.get("candidate", [])) if getattr(ctx.clock, "last_check", None) else None)
+        verify_escape(escape, "side_streams" in manifest.allow, ctx.clock, len(samples.get("candidate", ())))
         sync_lag_ms = escape.lags()
         host_note = host_latency_note(escape.checks, harness.launch_pad_max_us)
         graph = {}

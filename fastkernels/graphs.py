@@ -183,8 +183,8 @@ def _time_captures(
         f"{label}/graph", prepare, observe, lambda: escape.calls_to_confirm("side_streams" in manifest.allow)))
     phase(f"{label}: graph replays timed ({len(samples['baseline'])} pairs, {judging_s:.2f} s of it judging"
           f" rechecks{pad_note(clock, f'{label}/graph')})")
-    _under_graphs(lambda: verify_escape(escape, "side_streams" in manifest.allow,
-                                        len(samples.get("candidate", [])) if getattr(clock, "last_check", None) else None))
+    _under_graphs(lambda: verify_escape(escape, "side_streams" in manifest.allow, clock,
+                                        len(samples.get("candidate", ()))))
     return _Timed(samples, record, escape.lags(), time.perf_counter() - started)
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from fastkernels.checks import CaseFailure
+from fastkernels.checks import CaseFailure, shadowed_methods
 from fastkernels.records import Status
 
 
@@ -100,17 +100,17 @@ class StreamEscape:
         )
 
 
-def verify_escape(escape: StreamEscape, side_streams_allowed: bool, timed_calls: int | None) -> None:
+def verify_escape(escape: StreamEscape, side_streams_allowed: bool, clock: Any, timed_calls: int) -> None:
     """StreamEscape.verify as the harness calls it, on an object candidate code may have reached: a method shadowed
-    on it, or fewer candidate CallChecks than the `timed_calls` the caller counted itself (where its clock left a
-    CallCheck after its last call, as the CUDA clock does after every call; None where it left none), means calls
-    were kept from the check (REWARD_HACK).
-    Without the count a candidate that silenced `observe` would leave no checks, and `verify` passes an empty list."""
-    shadowed = sorted(name for name in vars(escape) if callable(getattr(StreamEscape, name, None)))
+    on it, or other than the `timed_calls` candidate CallChecks the caller counted itself where its own `clock`
+    leaves one after every call (the CUDA clock), means calls were kept from the check (REWARD_HACK). Without the
+    count a candidate that silenced `observe` would leave no checks, and `verify` passes an empty list."""
+    shadowed = shadowed_methods(escape)
+    expected = timed_calls if getattr(clock, "last_check", None) is not None else None
     checked = len(escape.checks.get("candidate", [])) if isinstance(escape.checks, dict) else -1
-    if shadowed or (timed_calls is not None and checked != timed_calls):
+    if shadowed or (expected is not None and checked != expected):
         what = f"{', '.join(shadowed)} (a method) shadowed" if shadowed else \
-            f"{max(checked, 0)} of the {timed_calls} timed candidate calls were checked for work left on the device"
+            f"{max(checked, 0)} of the {expected} timed candidate calls were checked for work left on the device"
         raise CaseFailure(Status.REWARD_HACK, f"the harness's stream-escape state was changed while the candidate"
                                               f" ran: {what}")
     StreamEscape.verify(escape, side_streams_allowed)

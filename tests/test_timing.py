@@ -406,19 +406,22 @@ def test_a_stream_escape_check_kept_from_the_calls_or_shadowed_is_a_reward_hack(
     count = timed(escape, silence_after=1)
     with pytest.raises(CaseFailure, match=r"stream-escape state was changed while the candidate ran: observe \(a "
                                           r"method\) shadowed"):
-        verify_escape(escape, False, count)
+        verify_escape(escape, False, clock, count)
     escape = StreamEscape(clock)
     count = timed(escape)
     escape.checks["candidate"] = escape.checks["candidate"][:3]  # the hidden work's calls taken out
     with pytest.raises(CaseFailure, match=f"3 of the {count} timed candidate calls were checked"):
-        verify_escape(escape, False, count)
+        verify_escape(escape, False, clock, count)
     escape.verify = lambda allowed: None
     with pytest.raises(CaseFailure, match=r"verify \(a method\) shadowed"):
-        verify_escape(escape, False, None)
+        verify_escape(escape, False, clock, count)
     escape = StreamEscape(clock)
     count = timed(escape)
     with pytest.raises(CaseFailure, match="another stream"):  # untouched: the check itself convicts
-        verify_escape(escape, False, count)
+        verify_escape(escape, False, clock, count)
+    # a clock that leaves no CallCheck (the CPU's host clock) gives the check nothing to count
+    host_clock = HostClock(None)
+    verify_escape(StreamEscape(host_clock), False, host_clock, count)
 
 
 def test_every_timed_sample_is_recorded_the_moment_it_is_measured_before_the_next_call():
