@@ -19,16 +19,11 @@ import statistics
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from fastkernels.phases import phase_name  # noqa: E402
+
 Key = tuple[str, str]  # (task/case, phase)
 CASE_LINE = re.compile(r"^\[\s*([0-9.]+) s\] ([^\s/]+/[^\s:]+): (.*)$")
-
-
-def phase_of(text: str) -> str:
-    """A case's log line as the phase it ends: notes in parentheses, counts and implementation names left out."""
-    text = re.sub(r"\s*\([^()]*(\([^()]*\)[^()]*)*\)", "", text).split(":")[0]
-    text = re.sub(r"^\d+ ", "", text)
-    text = re.sub(r"^graph captures raised to \d+ a side$", "graph captures raised", text)
-    return re.sub(r"^baseline \S+ chosen$", "baseline chosen", text)
 
 
 def phase_seconds(runs: list[Path]) -> dict[Key, float]:
@@ -45,7 +40,7 @@ def phase_seconds(runs: list[Path]) -> dict[Key, float]:
                 now = float(stamp.group(1))
                 matched = CASE_LINE.match(line)
                 if matched and previous is not None:
-                    key = (matched.group(2), phase_of(matched.group(3)))
+                    key = (matched.group(2), phase_name(matched.group(3)))
                     seconds[key] = seconds.get(key, 0.0) + now - previous
                 previous = now
             if seconds:

@@ -27,6 +27,9 @@ from pathlib import Path
 import torch
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from fastkernels.phases import phase_name  # noqa: E402
 
 
 def ceilings(device: str) -> dict[str, float]:
@@ -88,16 +91,6 @@ def fastkernels(out: Path, *overrides: str) -> tuple[list[dict], float]:
                    stdout=subprocess.DEVNULL)
     rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     return rows, time.time() - start
-
-
-def phase_name(text: str) -> str:
-    """A worker log line as the phase it ends, without the task/case, counts and implementation names."""
-    # each parenthesised note (one level of nesting inside it allowed) goes, not the text between two of them
-    text = re.sub(r"\s*\([^()]*(\([^()]*\)[^()]*)*\)", "", re.sub(r"^[^\s/]+/[^\s:]+: ", "", text)).split(":")[0]
-    text = re.sub(r"^\d+ ", "", text)
-    text = re.sub(r"^case \S+ \S+$", "case verdict", text)
-    text = re.sub(r"^graph captures raised to \d+ a side$", "graph captures raised", text)
-    return re.sub(r"^baseline \S+ chosen$", "baseline chosen", text)
 
 
 # A task whose first log line ("torch imported") comes later than this started a lane's fork server; forked from a
