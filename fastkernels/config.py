@@ -120,7 +120,7 @@ class HarnessConfig(Strict):
     timing: Literal["auto", "cuda_events", "host_clock"] = "auto"
     launch_pad_us: float = Field(default=50.0, ge=0)
     launch_pad_max_us: float = Field(default=20000.0, ge=0)
-    launch_pad_decay_after: int = Field(default=0, ge=0)
+    launch_pad_decay_after: int = Field(default=32, ge=0)
     max_rotating_sets: int = Field(ge=1)
     case_tier: Literal["auto", "cpu", "gpu"] = "auto"
     tolerance: dict[str, Tolerance]

@@ -93,6 +93,13 @@ def _waited_for_device(shorter: tuple[int, int], longer: tuple[int, int]) -> boo
     return longer[1] - shorter[1] >= added_ns / 2
 
 
+# A decaying pad settles at COVER_MARGIN times the slowest launch of the in-time calls behind it, plus
+# COVER_SLACK_US for the spin kernel's own launch ahead of the start event: a launch a quarter slower than any of
+# them is timed again behind a doubled pad, no interval holds it.
+COVER_MARGIN = 1.25
+COVER_SLACK_US = 20.0
+
+
 class CudaEventClock:
     """CUDA events on the current stream around one call, measuring device time.
 
@@ -108,17 +115,19 @@ class CudaEventClock:
     the case's pad: no pad could keep its wait out, and before this every call of such a case (Liger's MoE experts)
     waited behind the largest pad, 20 ms. Host latency can only lengthen an interval, never shorten it.
 
-    With `decay_after` = N > 0, a case's pad is halved (not below `pad_us`) once N calls in a row were launched in
-    time behind it, between two iterations (`iteration_done`, which time_interleaved calls): one late launch (a
-    garbage collection, the OS scheduling) no longer keeps every later call of the case behind the pad it needed
-    (hardswish's 10 us graph replays ended behind 400 us pads on the H200), and the implementations of an iteration
-    still wait behind one pad. 0 (the default) never shrinks a pad.
+    With `decay_after` = N > 0, once N calls in a row were launched in time behind a case's pad, the pad comes down
+    to what covers the slowest of those N launches (COVER_MARGIN times it plus COVER_SLACK_US; never below `pad_us`,
+    never up), between two iterations (`iteration_done`, which time_interleaved calls): one late launch (a garbage
+    collection, the OS scheduling) no longer keeps every later call of the case behind the pad it needed
+    (hardswish's 10 us graph replays ended behind 400 us pads on the H200), doubling no longer leaves a pad up to
+    twice the launches it answers (eager pads settled at a median 800 us for launches of 290 us median and 419 us
+    p99, 2026-12-03), and the implementations of an iteration still wait behind one pad. 0 never shrinks a pad.
     """
 
     name = "cuda_events"
     # compared by the integrity check (live_objects.fingerprint): code that set the first pad to 0 would time a
     # Python-heavy baseline with its host latency while a one-launch candidate lost nothing
-    FIXED_SETTINGS = ("_first_cycles", "_max_cycles", "_decay_after")
+    FIXED_SETTINGS = ("_first_cycles", "_max_cycles", "_decay_after", "_cover_margin", "_cover_slack_cycles")
 
     def __init__(self, pad_us: float = 50.0, max_pad_us: float = 20000.0, decay_after: int = 0) -> None:
         import torch
@@ -136,7 +145,9 @@ class CudaEventClock:
         self._first_cycles, self._max_cycles = int(pad_us * 2000), max(int(max_pad_us * 2000), int(pad_us * 2000))
         self._pads: dict[str, int] = {}
         self._decay_after = decay_after
+        self._cover_margin, self._cover_slack_cycles = COVER_MARGIN, int(COVER_SLACK_US * 2000)
         self._in_time: dict[str, int] = {}  # per key: calls in a row launched in time behind the key's pad
+        self._streak_ns: dict[str, int] = {}  # per key: the slowest launch (host ns) of those calls
         self.retimed = 0  # calls timed again behind a longer pad
         self.waited: dict[str, int] = {}  # per key: calls that waited for the device inside themselves (no growth)
         # per key: host ns each call took to queue (its attempt that counted), and attempts timed again: what a
@@ -182,7 +193,9 @@ class CudaEventClock:
             self.late[key] = self.late.get(key, 0) + 1
         self._pads[key] = cycles  # grown, or as the key had it: `cycles` started there
         self.launch_ns.setdefault(key, []).append(queued - began)
-        self._in_time[key] = self._in_time.get(key, 0) + 1 if shorter is None and not caught_up else 0
+        in_time = shorter is None and not caught_up
+        self._in_time[key] = self._in_time.get(key, 0) + 1 if in_time else 0
+        self._streak_ns[key] = max(self._streak_ns.get(key, 0), queued - began) if in_time else 0
         event_ms = float(self._elapsed(self._start, self._end))
         self.last_check = CallCheck(event_ms, (device_done - began) / 1e6, (device_done - stream_done) / 1e6,
                                     host_bound)
@@ -190,11 +203,13 @@ class CudaEventClock:
 
     def iteration_done(self, key: str = "") -> None:
         """Between two iterations of time_interleaved (never inside one, so every implementation of an iteration
-        waits behind the same pad): halve `key`'s pad after `decay_after` calls in a row launched in time."""
+        waits behind the same pad): after `decay_after` calls in a row launched in time, bring `key`'s pad down to
+        what covers the slowest of their launches, and start counting again."""
         pad = self._pads.get(key, 0)
         if self._decay_after and self._in_time.get(key, 0) >= self._decay_after and pad > self._first_cycles:
-            self._pads[key] = max(self._first_cycles, pad // 2)
-            self._in_time[key] = 0
+            covering = int(self._streak_ns.get(key, 0) * 2 * self._cover_margin) + self._cover_slack_cycles
+            self._pads[key] = max(self._first_cycles, min(pad, covering))  # 2 cycles a ns, as the pad is sized
+            self._in_time[key] = self._streak_ns[key] = 0
 
 
 def time_interleaved(

@@ -359,6 +359,7 @@ def main() -> int:
         rows = list(latest.values())
         devices = sorted({row.get("device") or "?" for row in rows})
         print(f"noop rows read from {len(args.noop_rows)} run(s), measured on {', '.join(devices)}", flush=True)
+        print(harness_note(args.noop_rows), flush=True)
         summary.update(noop_distribution(rows))
         summary.update(worker_seconds(args.noop_rows, rows))
 
@@ -379,6 +380,22 @@ def main() -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "summary.json").write_text(json.dumps(summary, indent=2))
     return 0
+
+
+def harness_note(runs: list[Path]) -> str:
+    """Which code made the runs' rows (env.json `harness_sha256`, first 12 digits): a pass stitched from runs at
+    several digests says so, since its figures then describe no single harness."""
+    digests: dict[str, int] = {}
+    for run in runs:
+        try:
+            digest = json.loads((Path(run) / "env.json").read_text()).get("harness_sha256") or "unknown"
+        except (OSError, ValueError):
+            digest = "unknown"
+        digests[digest[:12]] = digests.get(digest[:12], 0) + 1
+    if len(digests) == 1:
+        return f"harness {next(iter(digests))} (every run's env.json)"
+    listed = ", ".join(f"{digest} ({count} run{'s' if count > 1 else ''})" for digest, count in digests.items())
+    return f"harnesses {listed}: a pass stitched across harness changes, whose figures describe no single harness"
 
 
 if __name__ == "__main__":

@@ -223,30 +223,43 @@ def test_without_decay_one_late_launch_keeps_the_case_behind_the_pad_it_needed(d
     assert clock.pad_us("k") == 200 and device.spins[-1] == 200
 
 
-def test_with_decay_the_pad_halves_after_enough_calls_launched_in_time_down_to_the_first_pad(device):
+def test_with_decay_the_pad_comes_down_to_what_covers_the_launches_in_time_never_below_the_first_pad(device):
     clock = CudaEventClock(pad_us=50, max_pad_us=20000, decay_after=4)
-    quick = {"only": lambda _inputs: device.launch(host_us=5, work_us=10)}
-    clock.time_call(lambda: device.launch(host_us=180, work_us=10), key="k")
+    clock.time_call(lambda: device.launch(host_us=180, work_us=10), key="k")  # a hiccup: the pad grows to 200 us
     assert clock.pad_us("k") == 200
-    samples = time_interleaved(quick, [None], clock, warmup=0, iterations=4, label="k")
-    assert samples["only"] == pytest.approx([0.010] * 4) and clock.pad_us("k") == 100  # four in time behind 200 us
+    launcher = {"only": lambda _inputs: device.launch(host_us=100, work_us=10)}
+    samples = time_interleaved(launcher, [None], clock, warmup=0, iterations=4, label="k")
+    # four calls in time behind 200 us, the slowest launched in 100 us: 1.25 x 100 + 20 us covers them
+    assert samples["only"] == pytest.approx([0.010] * 4) and clock.pad_us("k") == 145
+    quick = {"only": lambda _inputs: device.launch(host_us=5, work_us=10)}
     time_interleaved(quick, [None], clock, warmup=0, iterations=8, label="k")
-    assert clock.pad_us("k") == 50 and device.spins[-4:] == [50] * 4  # and never below the first pad
+    assert clock.pad_us("k") == 50 and device.spins[-4:] == [50] * 4  # 26 us would cover them: the first pad
 
 
-def test_with_decay_a_launcher_that_needs_its_pad_gets_it_back_at_the_cost_of_one_call_timed_again(device):
-    # a Python-heavy launcher (300 us) halved below what it needs is late once, timed again behind the doubled
-    # pad (its interval still free of host latency), and the case's pad is back where it was
+def test_with_decay_a_pad_never_grows_and_a_launcher_that_needs_its_pad_keeps_it_without_being_timed_again(device):
+    # a Python-heavy launcher (300 us) doubles its way to 400 us on its first call; the decay then settles on 395 us,
+    # which covers every launch: no call is timed again, and every interval is free of host latency
     clock = CudaEventClock(pad_us=50, max_pad_us=20000, decay_after=4)
     slow = {"only": lambda _inputs: device.launch(host_us=300, work_us=10)}
     samples = time_interleaved(slow, [None], clock, warmup=0, iterations=16, label="k")
     assert samples["only"] == pytest.approx([0.010] * 16)
-    assert clock.pad_us("k") in (200, 400)
-    assert clock.retimed <= 3 + 16 // 4  # 50 -> 100 -> 200 -> 400 on the first call, then one per halving
+    assert clock.pad_us("k") == 395 and clock.retimed == 3  # 50 -> 100 -> 200 -> 400 on the first call only
+
+
+def test_with_decay_a_launch_later_than_the_settled_pad_is_timed_again_behind_a_doubled_one(device):
+    clock = CudaEventClock(pad_us=50, max_pad_us=20000, decay_after=4)
+    steady = {"only": lambda _inputs: device.launch(host_us=300, work_us=10)}
+    time_interleaved(steady, [None], clock, warmup=0, iterations=8, label="k")
+    assert clock.pad_us("k") == 395
+    retimed = clock.retimed
+    late = {"only": lambda _inputs: device.launch(host_us=500, work_us=10)}
+    samples = time_interleaved(late, [None], clock, warmup=0, iterations=2, label="k")
+    assert samples["only"] == pytest.approx([0.010] * 2)  # the late call's interval is timed again, free of it
+    assert clock.retimed == retimed + 1 and clock.pad_us("k") == 790  # grown once, then kept
 
 
 def test_the_pad_decays_between_iterations_so_both_sides_of_one_wait_behind_the_same_pad(device):
-    clock = CudaEventClock(pad_us=50, max_pad_us=20000, decay_after=3)  # odd: a halving mid-pair would show
+    clock = CudaEventClock(pad_us=50, max_pad_us=20000, decay_after=3)  # odd: a decay mid-pair would show
 
     def launcher(host_us: float):
         def call(_inputs) -> None:
@@ -254,11 +267,11 @@ def test_the_pad_decays_between_iterations_so_both_sides_of_one_wait_behind_the_
         return call
 
     clock.time_call(lambda: device.launch(host_us=350, work_us=10), key="task/case")  # the pad grows to 400
-    time_interleaved({"baseline": launcher(5), "candidate": launcher(5)}, [None], clock, warmup=0, iterations=6,
+    time_interleaved({"baseline": launcher(60), "candidate": launcher(60)}, [None], clock, warmup=0, iterations=6,
                      label="task/case")
     spins = device.spins[-12:]
     assert all(spins[i] == spins[i + 1] for i in range(0, 12, 2))  # each iteration's two calls: one pad
-    assert spins == [400, 400, 400, 400, 200, 200, 200, 200, 100, 100, 100, 100]
+    assert spins == [400] * 4 + [95] * 8  # after the second iteration: 1.25 x 60 + 20 us
 
 
 def test_a_call_that_launches_slower_than_the_largest_pad_is_marked_as_holding_host_latency(device):

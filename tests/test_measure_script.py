@@ -181,3 +181,15 @@ def test_eager_launches_tell_a_host_slow_on_every_call_from_one_late_on_a_few(tm
     assert "eager launches (host time to queue one timed call) over 3 task-cases: median of the medians 400 us, of" \
            " the p99s 1200 us; of the 2 pads at 1600 us or more, 1 on a host slow on every call (median launch at" \
            " least half the pad), 1 on a few late launches" in out
+
+
+def test_the_summary_names_the_harness_digest_its_runs_were_made_at_and_says_when_they_differ(tmp_path):
+    for run, digest in (("one", "7fe74853eb19" + "0" * 52), ("two", "7fe74853eb19" + "0" * 52),
+                        ("three", "227a92e760a5" + "1" * 52)):
+        workers = tmp_path / run / "workers"
+        workers.mkdir(parents=True)
+        (workers / f"t{run}.rows.jsonl").write_text(json.dumps(_row(f"t{run}", "c0", 1.0, [0.99, 1.01])) + "\n")
+        (tmp_path / run / "env.json").write_text(json.dumps({"harness_sha256": digest}))
+    assert "harness 7fe74853eb19 (every run's env.json)" in noop_rows(tmp_path, "one", "two")
+    stitched = noop_rows(tmp_path, "one", "two", "three")
+    assert "harnesses 7fe74853eb19 (2 runs), 227a92e760a5 (1 run): a pass stitched across harness changes" in stitched
