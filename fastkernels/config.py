@@ -117,6 +117,7 @@ class HarnessConfig(Strict):
     cache_autotuning: bool = True
     compile_caches: Literal["per_case", "shared"] = "per_case"
     flush_l2: bool = True
+    audit_guard: bool = True
     timing: Literal["auto", "cuda_events", "host_clock"] = "auto"
     launch_pad_us: float = Field(default=50.0, ge=0)
     launch_pad_max_us: float = Field(default=20000.0, ge=0)

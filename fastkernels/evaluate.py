@@ -65,6 +65,10 @@ def evaluate_case(ctx: CaseContext) -> ResultRow:
     try:
         return _evaluate(ctx)
     except CaseFailure as failure:
+        refused = ctx.integrity.refusals() if ctx.integrity is not None else []
+        if refused and failure.status is not Status.REWARD_HACK:  # it failed on what the guard refused it
+            reason = f"the audit guard refused candidate code {refused[0]}; then {failure.reason}"
+            return ResultRow(**ctx.row_base, status=Status.REWARD_HACK, reason=reason)
         return ResultRow(**ctx.row_base, status=failure.status, reason=failure.reason, candidate_error=failure.metrics)
     except torch.cuda.OutOfMemoryError as error:
         return ResultRow(**ctx.row_base, status=Status.RUNTIME_ERROR, reason=one_line(error))

@@ -17,7 +17,7 @@ from __future__ import annotations
 import multiprocessing.connection
 import os
 import sys
-from typing import Any
+from typing import Any, Callable
 
 import torch
 
@@ -310,8 +310,10 @@ class Integrity:
     """Snapshot now; `changed()` later lists patched callables, altered settings and live objects (harness objects
     given here, baseline instances given to `watch`) whose fingerprint moved (empty when untouched)."""
 
-    def __init__(self, objects: dict[str, Any] | None = None) -> None:
+    def __init__(self, objects: dict[str, Any] | None = None,
+                 refusals: Callable[[], list[str]] | None = None) -> None:
         _settle_torch_lazy_setup()
+        self._refusals = refusals or list  # the audit guard's (audit_guard.install), where it is on
         self._originals = _callables()
         self._settings = _settings()
         self._objects: dict[str, tuple[Any, Fingerprint]] = {}
@@ -335,6 +337,10 @@ class Integrity:
         if clean:
             self._settings.update(_environment_settings())
 
+    def refusals(self) -> list[str]:
+        """What the audit guard refused candidate code so far (empty where it is off)."""
+        return self._refusals()
+
     def changed(self) -> str:
         now = _callables()
         patched = [key for key, value in self._originals.items() if key in now and now[key] is not value]
@@ -345,7 +351,8 @@ class Integrity:
         moved = [change for name, (obj, before) in self._objects.items()
                  for change in differences(before, fingerprint(name, obj))]
         problems = ([f"patched {key}" for key in patched[:5]] + [f"removed {key}" for key in removed[:3]] + altered
-                    + [f"changed {change}" for change in moved[:5]])
+                    + [f"changed {change}" for change in moved[:5]]
+                    + [f"the audit guard refused candidate code {refusal}" for refusal in self.refusals()[:3]])
         return "; ".join(problems)
 
 

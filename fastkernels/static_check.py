@@ -1,6 +1,7 @@
 """A first filter over a candidate's source (an AST pass) that explains what it rejects and why.
 
-It is never the only defence: every pattern here is also caught, or made useless, at run time (integrity.py,
+It is never the only defence: every pattern here is also caught, or made useless, at run time (audit_guard.py refuses
+frames, the collector's walks and trace hooks to candidate code by whatever name it reaches them; integrity.py,
 checks.py, the timers bound before import). It exists so the common hacks fail fast with a clear reason.
 """
 

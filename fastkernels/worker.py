@@ -126,7 +126,13 @@ def _score_cases(job, registry, manifest, device_name, candidate_dir, clock, flu
 
     def before_candidate() -> None:  # the harness's objects frozen and its state recorded, before candidate code runs
         freeze_harness_objects()
-        snapshot.append(Integrity({"the clock": clock, "the cache flush": flush, "the judge client": judge}))
+        refusals = None
+        if candidate_dir is not None and job.harness.audit_guard:
+            from fastkernels.audit_guard import install
+
+            refusals = install(candidate_dir, [Path(job.tasks_root), Path(__file__).resolve().parent])
+        snapshot.append(Integrity({"the clock": clock, "the cache flush": flush, "the judge client": judge},
+                                  refusals))
 
     try:
         plan = plan_task(registry, job.task, job.device, job.baseline, candidate_dir, job.mode,

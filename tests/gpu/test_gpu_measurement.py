@@ -66,8 +66,9 @@ def test_an_uncapturable_candidate_passes_with_a_graph_note(tmp_path):
 
 
 def test_a_candidate_that_takes_the_launch_pad_away_is_a_reward_hack(tmp_path):
-    # on the CPU its import finds no CUDA-event clock and it passes (the host clock has no pad)
-    rows = run(tmp_path, "agent=local", f"agent.path={EXPLOITS / 'unpadded_clock'}")
+    # on the CPU its import finds no CUDA-event clock and it passes (the host clock has no pad); the audit guard,
+    # which would refuse its gc walk at import, is off: the clock's fingerprint behind it is what is tested here
+    rows = run(tmp_path, "agent=local", f"agent.path={EXPLOITS / 'unpadded_clock'}", "harness.audit_guard=false")
     assert all(row["status"] == "REWARD_HACK" and "the clock._first_cycles" in row["reason"] for row in rows), [
         (r["status"], r["reason"]) for r in rows]
 
