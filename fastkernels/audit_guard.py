@@ -9,8 +9,10 @@ objects at all, through Python's audit hooks (PEP 578), which the interpreter ra
 can remove once added.
 
 `install(candidate_dir, trusted_dirs)` adds one hook, once per worker, just before the candidate is imported. For the
-events in REFUSED the hook finds the code that caused it: the innermost Python frame, past the standard library's
-helpers that do the same on their caller's behalf (inspect, traceback, ctypes' wrappers). Code is trusted when its
+events in REFUSED (the doors above, and the processes the static check bans, which would run work the timer does not
+see; threads too where the interpreter audits their start, which Python 3.11 does not) the hook finds the code that caused it: the innermost Python frame, past the standard library's
+modules that do these things on their caller's behalf (inspect, traceback, ctypes, threading, subprocess,
+multiprocessing, concurrent.futures, os). Code is trusted when its
 file lies under `trusted_dirs` or the interpreter's import path, outside the candidate's directory, and was last
 changed before the guard started; the candidate's files, files written since (a module the candidate writes and
 imports) and code compiled from strings ("<string>") are not. From code that is not trusted the event is refused: the
@@ -24,10 +26,14 @@ caller chooses (the standard library's `code.InteractiveInterpreter.runsource`) 
 
 from __future__ import annotations
 
+import concurrent.futures
 import ctypes
 import inspect
+import multiprocessing
 import os
+import subprocess
 import sys
+import threading
 import time
 import traceback
 from pathlib import Path
@@ -53,45 +59,77 @@ REFUSED = {
     "compile": "code compiled from a string",
     "code.__new__": "a code object built by hand",
     "function.__new__": "a function built from a code object",
+    "_thread.start_new_thread": "a thread the timer does not see",
+    "os.fork": "a process the timer does not see",
+    "os.forkpty": "a process the timer does not see",
+    "os.posix_spawn": "a process the timer does not see",
+    "os.spawn": "a process the timer does not see",
+    "os.exec": "another program in the worker's process",
+    "os.system": "a process the timer does not see",
+    "subprocess.Popen": "a process the timer does not see",
+    "os.kill": "a signal to another process (the worker's warden, its judge)",
+    "os.killpg": "a signal to a process group",
+    "signal.pthread_kill": "a signal to a thread",
 }
 # attributes whose reading raises "object.__getattr__": the ones that hand over a frame
 FRAME_ATTRIBUTES = {"tb_frame": "a traceback's frame", "gi_frame": "a generator's frame",
                     "cr_frame": "a coroutine's frame", "ag_frame": "an async generator's frame"}
-# standard-library helpers that take frames or memory on their caller's behalf: the caller is who asked
-PASS_THROUGH = frozenset(os.path.realpath(module.__file__) for module in (inspect, traceback, ctypes))
+# standard-library modules that do these things on their caller's behalf (a frame for inspect, a thread for threading,
+# a process for subprocess or multiprocessing): the caller is who asked
+PASS_THROUGH_FILES = tuple(module.__file__ for module in (inspect, traceback, ctypes, threading, subprocess, os))
+PASS_THROUGH_PACKAGES = tuple(os.path.dirname(module.__file__) + os.sep
+                              for module in (multiprocessing, concurrent.futures))
+KEPT = 100  # refusals kept word for word; a candidate that tries more is counted, not remembered
 
 
 def install(candidate_dir: Path, trusted_dirs: Iterable[Path] = ()) -> Callable[[], list[str]]:
     """Add the hook (for the rest of this process's life) and return `refusals()`: what was refused so far, as
-    "EVENT from FILE:LINE (what it hands over)"."""
+    "EVENT from FILE:LINE (what it hands over)".
+
+    Everything the hook reads is bound here, before any candidate code runs: the tables above copied, the
+    interpreter's own `stat` and `_getframe`, plain string checks for paths. A candidate that imports this module and
+    empties its tables, or patches `os.path`, changes nothing the hook uses."""
     started = time.time()
-    candidate_root = os.path.realpath(candidate_dir) + os.sep
-    roots = tuple({os.path.realpath(path) + os.sep for path in (*sys.path, *map(str, trusted_dirs))
-                   if path and os.path.isdir(path)})
+    refused_events, frame_attributes = dict(REFUSED), dict(FRAME_ATTRIBUTES)
+    candidate_roots = _spellings([str(candidate_dir)])
+    roots = _spellings([*sys.path, *map(str, trusted_dirs)])
+    pass_files = frozenset(_spellings_of_files(PASS_THROUGH_FILES))
+    pass_packages = _spellings(PASS_THROUGH_PACKAGES)
+    stat, frame_of, runtime_error, basename = os.stat, sys._getframe, RuntimeError, os.path.basename
     verdicts: dict[str, bool] = {}  # file name -> trusted
-    passing: dict[str, bool] = {}  # file name -> one of PASS_THROUGH
+    passing: dict[str, bool] = {}  # file name -> does it on its caller's behalf
     refused: list[str] = []
+    counted = [0]
     busy = [False]  # the hook's own frame lookup raises an event too
-    frame_of = sys._getframe
 
     def trusted(filename: str) -> bool:
+        """Library or harness code: a file under a root, outside the candidate's directory, unchanged since the
+        guard started (its ctime too, which no user call can set back); the interpreter's frozen modules."""
         if filename not in verdicts:
-            verdicts[filename] = _trusted(filename, candidate_root, roots, started)
+            verdict = filename.startswith("<frozen ")
+            if not filename.startswith("<") and not filename.startswith(candidate_roots) \
+                    and filename.startswith(roots):
+                try:
+                    status = stat(filename)  # follows links and "..": a file written since has a new ctime
+                    verdict = status.st_ctime < started and status.st_mtime < started
+                except OSError:
+                    verdict = False
+            verdicts[filename] = verdict
         return verdicts[filename]
 
     def passes_through(filename: str) -> bool:
         if filename not in passing:
-            passing[filename] = os.path.realpath(filename) in PASS_THROUGH
+            passing[filename] = filename in pass_files or filename.startswith(pass_packages)
         return passing[filename]
 
     def hook(event: str, args: tuple[Any, ...]) -> None:
         if busy[0]:
             return
-        what = REFUSED.get(event)
+        what = refused_events.get(event)
         if what is None:
-            if event != "object.__getattr__" or len(args) < 2 or args[1] not in FRAME_ATTRIBUTES:
+            if event != "object.__getattr__" or len(args) < 2 or args[1] not in frame_attributes:
                 return
-            what, event = FRAME_ATTRIBUTES[args[1]], f"{event} {args[1]}"
+            what, event = frame_attributes[args[1]], f"{event} {args[1]}"
         busy[0] = True
         try:
             frame = frame_of(1)
@@ -99,28 +137,27 @@ def install(candidate_dir: Path, trusted_dirs: Iterable[Path] = ()) -> Callable[
                 frame = frame.f_back
             if frame is None or trusted(frame.f_code.co_filename):
                 return
-            refusal = f"{event} from {Path(frame.f_code.co_filename).name}:{frame.f_lineno} ({what})"
-            refused.append(refusal)
+            refusal = f"{event} from {basename(frame.f_code.co_filename)}:{frame.f_lineno} ({what})"
+            counted[0] += 1
+            if len(refused) < KEPT:
+                refused.append(refusal)
         finally:
             busy[0] = False
-        raise RuntimeError(f"refused by the harness: {refusal}: candidate code may not reach into the interpreter")
+        raise runtime_error(f"refused by the harness: {refusal}: candidate code may not reach into the interpreter")
 
     sys.addaudithook(hook)
-    return lambda: list(refused)
+    return lambda: refused[:] + ([f"and {counted[0] - KEPT} more"] if counted[0] > KEPT else [])
 
 
-def _trusted(filename: str, candidate_root: str, roots: tuple[str, ...], started: float) -> bool:
-    """Library or harness code: a file under `roots`, outside the candidate's directory, unchanged since `started`
-    (its ctime too, which no user call can set back); the interpreter's frozen modules."""
-    if filename.startswith("<frozen "):
-        return True
-    if filename.startswith("<"):
-        return False
-    real = os.path.realpath(filename)
-    if real.startswith(candidate_root) or not real.startswith(roots):
-        return False
-    try:
-        status = os.stat(real)
-    except OSError:
-        return False
-    return status.st_ctime < started and status.st_mtime < started
+def _spellings(directories: Iterable[str]) -> tuple[str, ...]:
+    """Each existing directory as given (absolute) and resolved, with a trailing separator: a frame's file name is
+    spelled the way its module was found."""
+    found: set[str] = set()
+    for directory in directories:
+        if directory and os.path.isdir(directory):
+            found |= {os.path.abspath(directory) + os.sep, os.path.realpath(directory) + os.sep}
+    return tuple(found)
+
+
+def _spellings_of_files(files: Iterable[str]) -> set[str]:
+    return {spelling for file in files for spelling in (os.path.abspath(file), os.path.realpath(file))}

@@ -146,6 +146,42 @@ def test_a_module_the_candidate_writes_outside_its_directory_and_imports_is_not_
         "raised RuntimeError: refused by the harness: sys._getframe from elsewhere.py:2")
 
 
+def test_processes_started_by_candidate_code_are_refused(tmp_path):
+    # (threads too, where the interpreter audits their start: Python 3.11 raises no event for it)
+    result = guarded(tmp_path, """
+        import os
+        subprocess = __import__("subpro" + "cess")
+
+        def run():
+            refused = 0
+            for attempt in (lambda: subprocess.run(["true"]), lambda: os.system("true"), lambda: os.fork()):
+                try:
+                    attempt()
+                except RuntimeError:
+                    refused += 1
+            return refused
+    """)
+    assert result["outcome"] == "3"
+    assert [refusal.split(" (")[0] for refusal in result["refusals"]] == [
+        "subprocess.Popen from candidate.py:7", "os.system from candidate.py:7", "os.fork from candidate.py:7"]
+
+
+def test_emptying_the_guards_tables_or_patching_os_path_after_it_started_changes_nothing(tmp_path):
+    result = guarded(tmp_path, """
+        import os, sys
+        guard = __import__("fastkernels.audit_guard", fromlist=["REFUSED"])
+        guard.REFUSED.clear()
+        guard.FRAME_ATTRIBUTES.clear()
+        os.path.realpath = os.path.abspath = lambda path: "/usr/lib/python3/" + os.path.basename(path)
+        os.stat = lambda path: os.lstat("/")  # an old file for every path
+
+        def run():
+            return getattr(sys, "_get" + "frame")(1)
+    """)
+    assert result["outcome"].startswith(
+        "raised RuntimeError: refused by the harness: sys._getframe from candidate.py:10")
+
+
 def test_library_code_the_candidate_calls_may_still_read_frames_for_itself(tmp_path):
     # logging finds its caller through sys._getframe, and a dataclass's methods are exec'd by the dataclasses module
     result = guarded(tmp_path, """

@@ -237,7 +237,8 @@ def test_per_case_compile_caches_pass_a_noop_and_are_seeded_with_the_runs_picks(
 
 
 def test_a_helper_process_with_its_own_gpu_context_is_a_reward_hack(tmp_path):
-    rows = run(tmp_path, "agent=local", f"agent.path={EXPLOITS / 'gpu_helper'}")
+    # the audit guard, which would refuse its Popen at import, is off: the warden's NVML watch is what is tested
+    rows = run(tmp_path, "agent=local", f"agent.path={EXPLOITS / 'gpu_helper'}", "harness.audit_guard=false")
     assert all(row["status"] == "REWARD_HACK" and "GPU contexts below the worker" in row["reason"] for row in rows), [
         (r["status"], r["reason"]) for r in rows]
 

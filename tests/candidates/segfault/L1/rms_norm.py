@@ -1,5 +1,7 @@
-"""Kills its own process with a segmentation fault: must be RUNTIME_ERROR naming SIGSEGV."""
-import ctypes
+"""Kills its own process with a segmentation fault, as a kernel library's bad pointer would: must be RUNTIME_ERROR
+naming SIGSEGV. (Through faulthandler's test hook: a raw read at address 0 through ctypes is refused by the audit
+guard before it can crash.)"""
+import faulthandler
 
 import torch
 
@@ -10,4 +12,4 @@ class RMSNorm(torch.nn.Module):
         self.weight = torch.nn.Parameter(torch.ones(hidden_size))
 
     def forward(self, x, residual=None):
-        ctypes.string_at(0)
+        faulthandler._sigsegv()
