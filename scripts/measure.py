@@ -116,12 +116,12 @@ def launch_line(launches: dict[str, tuple[float, float]], pads: dict[str, tuple[
           f" least half the pad), {len(long_pads) - slow_host} on a few late launches", flush=True)
 
 
-def worker_seconds(runs: list[Path], rows: list[dict]) -> dict:
+def worker_seconds(runs: list[Path], rows: list[dict], tasks: set[str] | None = None) -> dict:
     """Print the workers' own seconds per task-case, from their logs (the last phase line of each task: seconds
     since its launch), the slowest tasks, and where the time went: the seconds before each phase line, added up by
     phase ("baseline checked" holds the first calls, so Inductor's and Triton's compiling and autotuning). Where
     the rows say how long their first calls took beyond a steady call (`compile_s`), print issue #3's harness
-    overhead: the worker time less that compile time, per task-case."""
+    overhead: the worker time less that compile time, per task-case. `tasks`, where given, is every log read."""
     per_task: dict[str, tuple[float, int]] = {}
     per_phase: dict[str, float] = {}
     rechecks_s = 0.0  # the part of the timed phases the judge's rechecks took (worker logs since 2026-11-30)
@@ -133,7 +133,7 @@ def worker_seconds(runs: list[Path], rows: list[dict]) -> dict:
     raised: dict[str, int] = {}  # task/case -> the captures a side its graph timing ended with, where they were raised
     for run in reversed(runs):  # a task re-run later counts from the last run listed, as its rows do
         for log in sorted((run / "workers").glob("*.log")):
-            if log.stem in per_task:
+            if log.stem in per_task or (tasks is not None and log.stem not in tasks):
                 continue
             lines = log.read_text(errors="replace").splitlines()
             stamped = [(float(line[1:9]), line[12:].strip())
@@ -320,6 +320,9 @@ def main() -> int:
     parser.add_argument("--noop-rows", nargs="*", type=Path, default=[],
                         help="also report the noop distribution of these finished (or cut-short) noop run directories;"
                              " a task-case in several of them counts once, from the last run listed (a re-run)")
+    parser.add_argument("--only-tasks-of", nargs="*", type=Path, default=[],
+                        help="with --noop-rows: only the tasks these other runs have rows for (two passes compared on"
+                             " the tasks they share: measure each with the other's runs here)")
     parser.add_argument("--parts", default="ceilings,noop,repeat",
                         help="which measurements, comma-separated (a device call may not fit all of them)")
     args = parser.parse_intermixed_args()
@@ -357,11 +360,17 @@ def main() -> int:
         except ValueError as error:
             parser.error(str(error))
         rows = list(latest.values())
+        tasks = None
+        if args.only_tasks_of:
+            tasks = {row["task"] for run in args.only_tasks_of for row in run_rows(run)}
+            rows = [row for row in rows if row["task"] in tasks]
         devices = sorted({row.get("device") or "?" for row in rows})
-        print(f"noop rows read from {len(args.noop_rows)} run(s), measured on {', '.join(devices)}", flush=True)
+        print(f"noop rows read from {len(args.noop_rows)} run(s), measured on {', '.join(devices)}"
+              + (f", only the {len(tasks)} tasks of {len(args.only_tasks_of)} other run(s)" if tasks is not None
+                 else ""), flush=True)
         print(harness_note(args.noop_rows), flush=True)
         summary.update(noop_distribution(rows))
-        summary.update(worker_seconds(args.noop_rows, rows))
+        summary.update(worker_seconds(args.noop_rows, rows, tasks))
 
     speedups: dict[str, list[float]] = {}
     for attempt in range(5 if "repeat" in parts else 0):

@@ -193,3 +193,18 @@ def test_the_summary_names_the_harness_digest_its_runs_were_made_at_and_says_whe
     assert "harness 7fe74853eb19 (every run's env.json)" in noop_rows(tmp_path, "one", "two")
     stitched = noop_rows(tmp_path, "one", "two", "three")
     assert "harnesses 7fe74853eb19 (2 runs), 227a92e760a5 (1 run): a pass stitched across harness changes" in stitched
+
+
+def test_two_passes_are_compared_on_the_tasks_they_share(tmp_path):
+    for run, tasks in (("this", ("a", "b")), ("other", ("b", "c"))):
+        workers = tmp_path / run / "workers"
+        workers.mkdir(parents=True)
+        for task in tasks:
+            (workers / f"{task}.rows.jsonl").write_text(json.dumps(_row(task, "c0", 1.0, [0.99, 1.01])) + "\n")
+            (workers / f"{task}.log").write_text("[    1.00 s] torch imported\n[    3.00 s] case c0 PASSED\n")
+    out = subprocess.run([sys.executable, str(SCRIPT), "--parts", "none", "--noop-rows", str(tmp_path / "this"),
+                          "--only-tasks-of", str(tmp_path / "other"), "--out", str(tmp_path / "out")],
+                         capture_output=True, text=True, check=True).stdout
+    assert "only the 2 tasks of 1 other run(s)" in out
+    assert "noop: 1/1 rows PASSED over 1 tasks" in out  # task b alone: a is not in the other run
+    assert "worker time: 3 s for 1 task-cases of 1 tasks" in out
