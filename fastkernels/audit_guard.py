@@ -9,16 +9,17 @@ objects at all, through Python's audit hooks (PEP 578), which the interpreter ra
 can remove once added.
 
 `install(candidate_dir, trusted_dirs)` adds one hook, once per worker, just before the candidate is imported. For the
-events in REFUSED (the doors above, and the processes the static check bans, which would run work the timer does not
-see; threads too where the interpreter audits their start, which Python 3.11 does not) the hook finds the code that caused it: the innermost Python frame, past the standard library's
-modules that do these things on their caller's behalf (inspect, traceback, ctypes, threading, subprocess,
-multiprocessing, concurrent.futures, os). Code is trusted when its
+events in REFUSED (the doors above, and the processes and signals the static check bans: work the timer does not see;
+threads too where the interpreter audits their start, which Python 3.11 does not) the hook finds the code that caused
+it: the innermost Python frame, past the standard library's modules that do these things on their caller's behalf
+(inspect, traceback, ctypes, threading, subprocess, multiprocessing, concurrent.futures, os). Code is trusted when its
 file lies under `trusted_dirs` or the interpreter's import path, outside the candidate's directory, and was last
 changed before the guard started; the candidate's files, files written since (a module the candidate writes and
 imports) and code compiled from strings ("<string>") are not. From code that is not trusted the event is refused: the
 hook raises, so the frame, object list or memory is never handed over, and the refusal is kept for `refusals()`,
 which the integrity check reports as a REWARD_HACK. Library code the candidate calls (torch.jit reading its caller's
-frame, logging finding its caller, Triton's interpreter) is trusted and goes on as before.
+frame, logging finding its caller, Triton's interpreter) is trusted and goes on as before. No audit event fires in a
+torch eager or compiled forward, so the hook costs a timed call nothing.
 
 Residual, in-process as any defence here: a trusted library function that compiles a string under a file name its
 caller chooses (the standard library's `code.InteractiveInterpreter.runsource`) runs that string as trusted code.
