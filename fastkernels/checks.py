@@ -263,14 +263,15 @@ def time_rechecked(
     calls: dict[str, Callable[[Any], Any]], sets: Sequence[Any], clock: Clock, recheck: TimedRecheck,
     judge_fresh: JudgeFresh, harness: HarnessConfig, device: str, warmup: int, iterations: int, label: str,
     prepare: Callable[[str, int, Any], None], observe: Callable[[str, int, Any, Any], None],
-    more_calls: Callable[[], int] = lambda: 0,
+    more_calls: Callable[[], int] = lambda: 0, settled: Callable[[], bool] | None = None,
 ) -> tuple[dict[str, tuple[float, ...]], CallTimes, float]:
     """Adaptive repetition with rechecks, for eager calls and graph replays alike: `iterations` interleaved timings
     over the rotated `sets`, then doubling batches until the speedup's interval is tight (timing.extend_until_tight);
     every batch has its own picks, and its picked candidate outputs (kept by `observe`, which should pass them on
     to `recheck.observe`) are judged when it ends. Returns the samples, the calls' record (`call_times`) and the
     seconds the judge's rechecks took. `more_calls()`, asked once the repetition ends, may ask for one more batch
-    (StreamEscape.calls_to_confirm: a verdict that needs more calls); its pairs join the samples.
+    (StreamEscape.calls_to_confirm: a verdict that needs more calls); its pairs join the samples. `settled()` ends
+    the repetition early where more calls cannot narrow what the interval measures (timing.host_bound_settled).
 
     What `recheck` was set up with (the judge it asks, the implementation it checks, ...: PINNED), and every setting
     of `judge_fresh` where it has any (BaselineTail's baseline and factor, which decide its second look), are pinned
@@ -326,7 +327,8 @@ def time_rechecked(
     started = time.perf_counter()  # the time cap holds the phase's wall time: pads, flushes and rechecks count
     samples = extend_until_tight(batch(iterations, warmup), lambda count: batch(count, 0), harness.target_ci,
                                  harness.iteration_cap(device), harness.max_timing_s, harness.seed,
-                                 clusters=len(sets), elapsed=lambda: time.perf_counter() - started)
+                                 clusters=len(sets), elapsed=lambda: time.perf_counter() - started,
+                                 settled=settled)
     if (more := more_calls()) > 0:
         for name, added in batch(more, 0).items():
             samples[name] = [*samples[name], *added]

@@ -39,7 +39,8 @@ from fastkernels.plan import Impl, TaskPlan, Unusable, one_line
 from fastkernels.records import ResultRow, Status
 from fastkernels.roofline import roofline_fields
 from fastkernels.stream_escape import StreamEscape, verify_escape
-from fastkernels.timing import Clock, host_latency_note, pad_note, paired_speedup, speedup_ci95, summarize
+from fastkernels.timing import (Clock, host_bound_settled, host_latency_note, pad_note, paired_speedup, speedup_ci95,
+                                summarize)
 
 Inputs = dict[str, torch.Tensor]
 
@@ -176,7 +177,8 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
             samples, call_times, recheck_s = time_rechecked(
                 calls, sets, ctx.clock, recheck, fresh, harness, ctx.device, harness.warmup, harness.iterations,
                 label, recheck.prepare, _observing(recheck, escape),
-                lambda: escape.calls_to_confirm("side_streams" in manifest.allow))
+                lambda: escape.calls_to_confirm("side_streams" in manifest.allow),
+                settled=lambda: host_bound_settled(escape.checks))
         except CaseFailure:
             raise
         except Exception as error:  # noqa: BLE001 - failing only while timed is still the candidate's failure

@@ -282,6 +282,22 @@ def test_a_call_that_launches_slower_than_the_largest_pad_is_marked_as_holding_h
     assert clock.last_check.host_bound and event_ms > 0.010  # 500 us of the launch sat inside the interval
 
 
+def test_repetition_is_settled_once_nine_in_ten_of_one_sides_calls_launched_slower_than_the_largest_pad():
+    from fastkernels.timing import CallCheck, host_bound_settled, host_latency_note
+
+    device_bound, host_bound = CallCheck(1.0, 1.1, 0.0), CallCheck(1.0, 1.1, 0.0, host_bound=True)
+    assert not host_bound_settled({"baseline": [device_bound] * 20, "candidate": [device_bound] * 20})
+    assert not host_bound_settled({"baseline": [host_bound] * 17 + [device_bound] * 3})  # 85%: still timed on
+    assert not host_bound_settled({"baseline": [], "candidate": []})
+    # a mambapy baseline against a one-kernel candidate: the baseline's host jitter bounds the interval
+    one_side = {"baseline": [host_bound] * 18 + [device_bound] * 2, "candidate": [device_bound] * 20}
+    assert host_bound_settled(one_side)
+    assert host_latency_note(one_side, 20000).endswith(
+        "(the graph replay speedup compares device time; repetition stops once 90% of one side's calls launch so)")
+    few = {"baseline": [device_bound] * 18 + [host_bound] * 2}
+    assert host_latency_note(few, 20000).endswith("(the graph replay speedup compares device time)")
+
+
 def test_a_case_whose_calls_held_host_latency_gets_a_review_note_naming_the_side():
     from fastkernels.timing import CallCheck, host_latency_note
 

@@ -206,6 +206,27 @@ def test_the_time_cap_counts_the_phases_wall_time_where_given():
     assert len(samples["baseline"]) == 20 and wall[0] == 20.0  # on timed work alone it would run to 3200
 
 
+def test_repetition_stops_where_more_calls_cannot_narrow_what_the_interval_measures():
+    batches: list[int] = []
+
+    def more(count: int) -> dict[str, list[float]]:  # never tight
+        batches.append(count)
+        return {"baseline": [1.5, 0.5] * (count // 2), "candidate": [0.5, 1.5] * (count // 2)}
+
+    samples = more(8)
+    asked: list[int] = []
+
+    def settled() -> bool:  # the calls' launches say the interval holds the host (timing.host_bound_settled)
+        asked.append(len(samples["baseline"]))
+        return True
+
+    extend_until_tight(samples, more, target_ci=0.01, max_iterations=3200, max_seconds=60.0, settled=settled)
+    assert len(samples["baseline"]) == 8 and batches == [8] and asked == [8]  # asked once, after the first batch
+    steady = {"baseline": [2.0] * 8, "candidate": [1.0] * 8}
+    extend_until_tight(steady, more, target_ci=0.01, max_iterations=64, max_seconds=60.0, settled=settled)
+    assert asked == [8]  # a tight interval ends it before settled() is asked
+
+
 def test_host_clock_measures_the_call_in_milliseconds():
     import time
 
