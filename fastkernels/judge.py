@@ -161,6 +161,14 @@ class JudgeClient:
         """Whether timed call `index`, which has returned, is rechecked: decided by the judge now."""
         return self._ask("recheck_decide", index)
 
+    def unchecked_seed(self) -> int:
+        """The seed an unchecked call's inputs are refilled from (recheck_ledger.unchecked_seed)."""
+        return self._ask("unchecked_seed")
+
+    def unchecked_done(self) -> bool:
+        """The round trip after an unchecked call (recheck_ledger.unchecked_done): False."""
+        return self._ask("unchecked_done")
+
     def hand_in(self, index: int, output: Any) -> bool | Verdict:
         """A picked call's output, copied into the judge before anything else runs; the verdict that it is not plain
         tensors instead, or False where the judge refused it (not its last pick)."""
@@ -332,6 +340,10 @@ def serve(spec: JudgeSpec, conn: Connection, worker_end: Connection | None = Non
                 reply = current.ledger.issue_seed(message[1])
             elif kind == "recheck_decide":
                 reply = current.ledger.decide(message[1])
+            elif kind == "unchecked_seed":
+                reply = current.ledger.unchecked_seed()
+            elif kind == "unchecked_done":
+                reply = current.ledger.unchecked_done()
             elif kind == "recheck_hand_in":
                 reply = current.hand_in(message[1], message[2])
             elif kind == "recheck_verify":

@@ -68,6 +68,16 @@ class RecheckLedger:
         self._issued = (index, seed)
         return seed
 
+    def unchecked_seed(self) -> int:
+        """A seed for a call of an implementation nothing rechecks (the baseline), of which no record is kept. Asked
+        just before the call, as `issue_seed` is before each checked one, so both sides reach the device after the
+        same round trip to the judge (`unchecked_done` is the one after the call)."""
+        return unpredictable_seed()
+
+    def unchecked_done(self) -> bool:
+        """The round trip after an unchecked call, as `decide` follows each checked one: never a pick."""
+        return False
+
     def decide(self, index: int) -> bool:
         """Whether call `index`, which has returned, is rechecked. Only the call issued last is decided, once: a
         second ask, or an ask for a call not issued, is no pick (and a batch that then falls short of its picks

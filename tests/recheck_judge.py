@@ -20,6 +20,12 @@ class InProcessRecheckJudge:
     def issue_seed(self, index: int) -> int:
         return self.ledger.issue_seed(index)
 
+    def unchecked_seed(self) -> int:
+        return self.ledger.unchecked_seed()
+
+    def unchecked_done(self) -> bool:
+        return self.ledger.unchecked_done()
+
     def decide(self, index: int) -> bool:
         return self.ledger.decide(index)
 

@@ -162,6 +162,18 @@ def test_rechecked_outputs_are_judged_on_inputs_the_judge_rebuilds_from_the_seed
     assert all(not verdict.passed for _, _, verdict in failures)
 
 
+def test_an_unchecked_call_gets_a_fresh_seed_and_a_no_from_the_judge_and_leaves_the_batch_alone(judge):
+    judge.start_recheck_batch(1, 1, 0)
+    seeds = {judge.unchecked_seed() for _ in range(3)}  # the baseline's calls: fresh entropy, no record
+    assert len(seeds) == 3 and all(isinstance(seed, int) for seed in seeds)
+    assert judge.unchecked_done() is False
+    judge.issue_seed(0)
+    assert judge.unchecked_seed() and judge.unchecked_done() is False  # between the checked call's two questions
+    assert judge.decide(0)  # the one checked call, wanted once, is still the one decided
+    assert judge.hand_in(0, torch.zeros(1)) is True
+    assert judge.verify_rechecks()[:2] == (1, 1)
+
+
 def test_a_call_not_issued_by_the_judge_is_never_picked_and_the_count_falls_short(judge):
     judge.start_recheck_batch(2, 2, 0)
     judge.issue_seed(0)

@@ -58,6 +58,45 @@ def test_an_honest_candidate_leaves_an_account_that_adds_up(monkeypatch):
     assert all(isinstance(values, tuple) for values in samples.values())
 
 
+def test_both_sides_make_the_same_round_trips_to_the_judge_around_every_timed_call(monkeypatch):
+    # the checked side's calls are asked about before (their seed) and after (the pick); the other side's calls make
+    # the same two trips, so both reach the device after the same host path
+    trips: list[tuple[str, str]] = []  # (which call the clock times next, the request)
+    timing: list[str] = []
+
+    class Counted(InProcessRecheckJudge):
+        pass
+
+    for request in ("issue_seed", "unchecked_seed", "decide", "unchecked_done"):
+        def counted(self, *args, _request=request):
+            trips.append((timing[-1], _request))
+            return getattr(InProcessRecheckJudge, _request)(self, *args)
+        setattr(Counted, request, counted)
+
+    monkeypatch.setattr(checks, "refill_inputs", lambda manifest, case, inputs, gen: None)
+    judge = Counted(lambda inputs, output: RIGHT)
+    harness = HarnessConfig(correctness_rounds=3, warmup=1, iterations=8, max_iterations=8, timeout_s=10,
+                            max_rotating_sets=2, tolerance={}, rechecks=2)
+    recheck = TimedRecheck(SimpleNamespace(), SimpleNamespace(), "cpu", 8, 2, None, judge)
+
+    def side(name):  # the call, marking whose round trips come next
+        def call(inputs):
+            timing.append(name)
+            return torch.zeros(1)
+        return call
+
+    def prepare(name, index, inputs):  # marking whose round trips these are
+        timing.append(name)
+        recheck.prepare(name, index, inputs)
+
+    time_rechecked({"baseline": side("baseline"), "candidate": side("candidate")}, [{}], Clock(), recheck, RIGHT,
+                   harness, "cpu", 0, 8, "t/c", prepare, recheck.observe)
+    before = {name: [r for n, r in trips if n == name and r.endswith("seed")] for name in ("baseline", "candidate")}
+    after = {name: [r for n, r in trips if n == name and not r.endswith("seed")] for name in ("baseline", "candidate")}
+    assert before == {"baseline": ["unchecked_seed"] * 8, "candidate": ["issue_seed"] * 8}
+    assert after == {"baseline": ["unchecked_done"] * 8, "candidate": ["decide"] * 8}
+
+
 def test_a_candidate_that_sets_a_stand_in_for_the_judge_is_a_reward_hack(monkeypatch):
     class StandIn:  # answers every question itself: one seed, no picks, every recheck taken
         def start_recheck_batch(self, *args): pass
