@@ -1,5 +1,6 @@
 """What the judge-held rechecks cost a timed candidate call: the seed asked before it and the decision after it,
-two round trips over the judge's pipe (fastkernels/recheck_ledger.py), timed here against a live judge process.
+two round trips over the judge's pipe (fastkernels/recheck_ledger.py), timed here against a live judge process;
+and the baseline's call, which makes the same two trips (`unchecked_seed`, `unchecked_done`: checks.TimedRecheck).
 
 Both happen outside the timed interval, so they cost wall time a call, not measured time. Run:
 python scripts/judge_round_trips.py [--device cpu|cuda] [--calls N]
@@ -35,6 +36,15 @@ def main() -> int:
             per_call.append((time.perf_counter() - started) / args.calls * 1e6)
             judge.verify_rechecks()
         print(f"judge round trips a timed candidate call (seed + decision), {args.device}, {args.calls} calls x 5: "
+              f"median {statistics.median(per_call):.1f} us, range {min(per_call):.1f}-{max(per_call):.1f} us")
+        per_call = []
+        for repeat in range(5):
+            started = time.perf_counter()
+            for _ in range(args.calls):
+                judge.unchecked_seed()
+                judge.unchecked_done()
+            per_call.append((time.perf_counter() - started) / args.calls * 1e6)
+        print(f"judge round trips a timed baseline call (the same two), {args.device}, {args.calls} calls x 5: "
               f"median {statistics.median(per_call):.1f} us, range {min(per_call):.1f}-{max(per_call):.1f} us")
     finally:
         judge.close()
