@@ -161,8 +161,8 @@ class TimedRecheck:
     one before it (`unchecked_seed`, its inputs' seed) and one after (`unchecked_done`), so both sides of a pair reach
     the device after the same host path. With the round trips on the checked side only (twenty-seventh to
     twenty-ninth sessions' noop passes, H200) 52-61% of the rows read below 1 (means 0.9994-0.9998, eager and
-    replayed) and the candidate's sync lag ran 0.6-1.2 us over the baseline's, against 48-49%, means 1.0000-1.0002
-    and -0.1 us in the last pass before (the worker held the picks then).
+    replayed) and the candidate's sync lag ran 0.5-1.3 us over the baseline's, against 48-49%, means 1.0000-1.0002
+    and no difference in the last pass before (the worker held the picks then; `measure.py` prints these lines).
     """
 
     def __init__(
