@@ -9,7 +9,8 @@ ones no note, a helper process with its own GPU
 context is caught, a candidate steering Inductor's autotune cache is caught, several instances a side pass, a wide
 graph interval raises the captures, restored tuning picks spare the autotuning (in shared compile caches and in per-
 case ones), the fork server's preload leaves CUDA uninitialised, a failed capture leaves the device's random generator
-usable, and the judge replays a slow oracle from a CUDA graph that judges as the eager oracle does.
+usable, inputs refilled on the device are rebuilt bit for bit from their seed in another process, and the judge
+replays a slow oracle from a CUDA graph that judges as the eager oracle does.
 Work on a side stream is caught on as few as 4 timed calls (the harness times 20 before its verdict).
 Run: python -m pytest tests/gpu -q (on a GPU machine)."""
 
@@ -255,6 +256,31 @@ def test_the_fork_servers_preload_leaves_the_cuda_driver_uninitialised():
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True,
                             timeout=300, env={**os.environ, "PYTORCH_NVML_BASED_CUDA_CHECK": "1"})
     assert result.stdout.strip() == "False []", result.stdout + result.stderr
+
+
+def test_inputs_refilled_on_the_device_are_rebuilt_from_their_seed_bit_for_bit_in_another_process(tmp_path):
+    # what a timed call was refilled with (drawn in place since 2026-12-03) is what the judge, a process of its own,
+    # rebuilds for a recheck: a difference would fail honest rechecks
+    from fastkernels.config import TASKS_DIR
+    from fastkernels.inputs import generator, make_inputs, redrawn_inputs, refill_inputs, stream_seed
+    from fastkernels.registry import Registry
+
+    manifest = Registry(TASKS_DIR).get("rms_norm")
+    case = manifest.case("llama31_8b_prefill_8192_residual")
+    inputs = make_inputs(manifest, case, "cuda", generator("cuda", stream_seed(0, "rms_norm", case.name, "t", 0)))
+    refill_inputs(manifest, case, inputs, generator("cuda", 12345))
+    here = redrawn_inputs(manifest, case, inputs, generator("cuda", 12345))
+    assert all(torch.equal(here[name], inputs[name]) for name in inputs)
+    code = ("import torch; from fastkernels.inputs import generator, make_inputs, redrawn_inputs; "
+            "from fastkernels.config import TASKS_DIR; from fastkernels.registry import Registry; "
+            "m = Registry(TASKS_DIR).get('rms_norm'); "
+            "c = m.case('llama31_8b_prefill_8192_residual'); "
+            "like = make_inputs(m, c, 'cuda', generator('cuda', 1)); "
+            "r = redrawn_inputs(m, c, like, generator('cuda', 12345)); "
+            f"torch.save({{k: v.cpu() for k, v in r.items()}}, {str(tmp_path / 'rebuilt.pt')!r})")
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True, timeout=300)
+    rebuilt = torch.load(tmp_path / "rebuilt.pt")
+    assert all(torch.equal(rebuilt[name], inputs[name].cpu()) for name in inputs)
 
 
 def test_a_failed_capture_leaves_the_device_random_generator_usable():
