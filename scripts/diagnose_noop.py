@@ -35,7 +35,9 @@ first) to show such a pattern. This script times, with the harness's own clock, 
   graph     A0 vs X_k   --graphs K: A and B each captured K times into CUDA graphs (each capture its own memory
                         pool, all on one set of static inputs, as graphs.py captures), every capture replayed against
                         A's first as the harness times graphs: when captures of one instance differ as much as
-                        captures of the two, the graph's speed is drawn at capture (where its pool lands)
+                        captures of the two, the graph's speed is drawn at capture (where its pool lands); first,
+                        the kernels each capture replays and their time (a library that picked another algorithm
+                        at capture shows as another kernel name)
 
 With --after-others every other production implementation of the task is built and called first, as the harness's
 baseline check does before it builds the noop candidate (under Inductor, `torch_compile` before
@@ -271,6 +273,7 @@ def compare_captures(manifest, case, modules: dict, example: dict, count: int, c
         refill_inputs(manifest, case, static, generator("cuda", unpredictable_seed()))
         flush()
 
+    capture_kernels({name: c.graph for name, c in captures.items()}, 20, flush)
     for name, other in captures.items():
         if name == "A0":
             continue
@@ -280,6 +283,29 @@ def compare_captures(manifest, case, modules: dict, example: dict, count: int, c
         print(f"graph A0 vs {name:4s} speedup {paired_speedup(samples['first'], samples['second']):.4f} "
               f"[{low:.4f}, {high:.4f}]  A0 {np.median(samples['first']) * 1e3:.2f} us, "
               f"{name} {np.median(samples['second']) * 1e3:.2f} us", flush=True)
+
+
+def capture_kernels(graphs: dict, calls: int, flush) -> None:
+    """The kernels each capture replays and their device time a replay (torch.profiler over `calls` replays, a flush
+    before each): captures of one module that launch different kernels (a library picking another algorithm at
+    capture time) name the cause of a capture's speed at once. The flush's own kernels are left out."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with torch.no_grad(), profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as flushes:
+        for _ in range(calls):
+            flush()
+        torch.cuda.synchronize()
+    flush_kernels = set(kernel_times(flushes.key_averages(), "cuda", calls))
+    for name, graph in graphs.items():
+        with torch.no_grad(), profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as profiled:
+            for _ in range(calls):
+                flush()
+                graph.replay()
+            torch.cuda.synchronize()
+        kernels = {k: us for k, us in kernel_times(profiled.key_averages(), "cuda", calls).items()
+                   if k not in flush_kernels}
+        listed = " + ".join(f"{k[:70]} {us:.2f} us" for k, us in sorted(kernels.items(), key=lambda kv: -kv[1]))
+        print(f"graph kernels {name:4s} {sum(kernels.values()):8.2f} us a replay: {listed}", flush=True)
 
 
 if __name__ == "__main__":
