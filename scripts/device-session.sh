@@ -16,7 +16,8 @@
 #               (convnext_block's convnextv2_tiny_stage1_224_b64, 0.989 with a tight interval, and timestep_embedding's
 #               dit_xl2_train_256 under Inductor, 1.011), or on "$FK_DIAGNOSE" ("TASK CASE [--impl N] [--lottery K]")
 #   calls       noop over $FK_TASKS keeping every timed call (harness.keep_call_times), as the harness runs and
-#               with rechecks=0; scripts/call_times.py on each row further than 2% from 1, in $OUT/calls.txt
+#               with rechecks=0; scripts/call_times.py on each row further than 2% from 1 (on a GPU also on each
+#               graph row further than 1%, --graphs), in $OUT/calls.txt
 #   caches      noop over $FK_TASKS (default: softmax, layer_norm_2d, rope_3d, gla_chunk, gated_delta_rule) twice,
 #               in shared and in per-case compile caches, each from fresh directories holding only the restored
 #               picks: the compile time per-case caches add, in $OUT/caches.txt (runs in $OUT/caches.tgz)
@@ -135,7 +136,9 @@ print(",".join(n for n in r.names if candidate_path(Path("agents/reference"), r.
         timeout "$(step_limit 240)" python3 -m fastkernels hardware="$hardware" "${tasks[@]}" agent=noop \
           hydra.run.dir="$out/calls-${variant##*=}" harness.keep_call_times=true "${trusted[@]}" "${overrides[@]}" \
           "${extra[@]}" 2>&1 | tail -1
-        { echo "== $variant"; python3 scripts/call_times.py "$out/calls-${variant##*=}" --over 0.02 2>&1; } \
+        { echo "== $variant"; python3 scripts/call_times.py "$out/calls-${variant##*=}" --over 0.02 2>&1
+          [ "$hardware" = cpu ] || { echo "== $variant, graph replays"
+            python3 scripts/call_times.py "$out/calls-${variant##*=}" --over 0.01 --graphs 2>&1; }; } \
           | tee -a "$out/calls.txt"
       done
       tar czf "$out/calls.tgz" -C "$out" calls-default calls-0 && rm -rf "$out"/calls-default "$out"/calls-0 ;;
