@@ -275,14 +275,16 @@ def time_rechecked(
     calls: dict[str, Callable[[Any], Any]], sets: Sequence[Any], clock: Clock, recheck: TimedRecheck,
     judge_fresh: JudgeFresh, harness: HarnessConfig, device: str, warmup: int, iterations: int, label: str,
     prepare: Callable[[str, int, Any], None], observe: Callable[[str, int, Any, Any], None],
-    more_calls: Callable[[], int] = lambda: 0, settled: Callable[[], bool] | None = None,
+    confirmation: Callable[[], int] = lambda: 0, settled: Callable[[], bool] | None = None,
 ) -> tuple[dict[str, tuple[float, ...]], CallTimes, float]:
     """Adaptive repetition with rechecks, for eager calls and graph replays alike: `iterations` interleaved timings
     over the rotated `sets`, then doubling batches until the speedup's interval is tight (timing.extend_until_tight);
     every batch has its own picks, and its picked candidate outputs (kept by `observe`, which should pass them on
     to `recheck.observe`) are judged when it ends. Returns the samples, the calls' record (`call_times`) and the
-    seconds the judge's rechecks took. `more_calls()`, asked once the repetition ends, may ask for one more batch
-    (StreamEscape.calls_to_confirm: a verdict that needs more calls); its pairs join the samples. `settled()` ends
+    seconds the judge's rechecks took. `confirmation()`, asked once the repetition ends, may ask for a fresh batch
+    (StreamEscape.start_confirmation: a verdict of escaped work must hold on it), which then replaces every call
+    timed before it: the samples and the record are that batch's alone, its input sets rotated from the first.
+    `settled()` ends
     the repetition early where more calls cannot narrow what the interval measures (timing.host_bound_settled).
 
     What `recheck` was set up with (the judge it asks, the implementation it checks, ...: PINNED), and every setting
@@ -321,11 +323,12 @@ def time_rechecked(
         pinned()
         observe(name, index, inputs, output)
 
-    def batch(count: int, warm: int) -> dict[str, list[float]]:
+    def batch(count: int, warm: int, rotation_from: int | None = None) -> dict[str, list[float]]:
         done = len(first)
         if done:
             recheck.start_batch(count)
-        added = time_interleaved(calls, continuing(sets, done), clock, warm, count, label, prepare=prepare_pinned,
+        rotation = continuing(sets, done if rotation_from is None else rotation_from)
+        added = time_interleaved(calls, rotation, clock, warm, count, label, prepare=prepare_pinned,
                                  observe=observe_pinned, first_log=first, record=judge.record_sample)
         pinned()
         if "candidate" in calls:  # the picks exist only now: each was drawn after its call
@@ -341,9 +344,10 @@ def time_rechecked(
                                  harness.iteration_cap(device), harness.max_timing_s, harness.seed,
                                  clusters=len(sets), elapsed=lambda: time.perf_counter() - started,
                                  settled=settled)
-    if (more := more_calls()) > 0:
-        for name, added in batch(more, 0).items():
-            samples[name] = [*samples[name], *added]
+    set_aside = 0  # iterations a confirmation batch replaced
+    if (fresh := confirmation()) > 0:
+        set_aside = len(first)
+        samples = batch(fresh, 0, rotation_from=0)
     from fastkernels.judge import JudgeError  # judge.py imports this module through oracle_graph and graphs
 
     try:
@@ -351,14 +355,15 @@ def time_rechecked(
         measured = judge.timing_record()
     except JudgeError as error:  # the judge died: a benchmark defect, as TimedRecheck._ask says
         raise CaseFailure(Status.BASELINE_ERROR, str(error)) from None
-    if any(list(samples[name]) != measured.get(name) for name in samples):
+    if any(list(samples[name]) != measured.get(name, [])[set_aside:] for name in samples):
         raise CaseFailure(Status.REWARD_HACK, "the timing samples differ from what the clock measured (the judge's"
                           " record of every sample, sent as it was taken): they were changed while the candidate ran")
     if problems:
         raise CaseFailure(Status.REWARD_HACK, "the judge's account of the timed calls does not add up ("
                           + "; ".join(problems) + "): the harness's recheck state was changed while the candidate ran")
     record = CallTimes(baseline_ms=samples["baseline"], candidate_ms=samples.get("candidate", []),
-                       first=first, rechecked=rechecked, input_sets=len(sets))
+                       first=first[set_aside:], rechecked=[i - set_aside for i in rechecked if i >= set_aside],
+                       input_sets=len(sets))
     # tuples: candidate code runs again after this phase (the graph captures) and could rewrite lists in place
     return {name: tuple(values) for name, values in samples.items()}, record, judging[0]
 

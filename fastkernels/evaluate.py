@@ -177,7 +177,7 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
             samples, call_times, recheck_s = time_rechecked(
                 calls, sets, ctx.clock, recheck, fresh, harness, ctx.device, harness.warmup, harness.iterations,
                 label, recheck.prepare, _observing(recheck, escape),
-                lambda: escape.calls_to_confirm("side_streams" in manifest.allow),
+                lambda: escape.start_confirmation("side_streams" in manifest.allow),
                 settled=lambda: host_bound_settled(escape.checks))
         except CaseFailure:
             raise

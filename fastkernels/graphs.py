@@ -180,7 +180,7 @@ def _time_captures(
     # the "sets" rotated over are the captures: overall, iteration i replays capture i mod count of both sides
     samples, record, judging_s = _under_graphs(lambda: time_rechecked(
         calls, range(count), clock, recheck, judge_fresh, repetition, "cuda", warmup, iterations,
-        f"{label}/graph", prepare, observe, lambda: escape.calls_to_confirm("side_streams" in manifest.allow)))
+        f"{label}/graph", prepare, observe, lambda: escape.start_confirmation("side_streams" in manifest.allow)))
     phase(f"{label}: graph replays timed ({len(samples['baseline'])} pairs, {judging_s:.2f} s of it judging"
           f" rechecks{pad_note(clock, f'{label}/graph')})")
     _under_graphs(lambda: verify_escape(escape, "side_streams" in manifest.allow, clock,

@@ -10,10 +10,14 @@ above the median: hidden work in at least 1 - ESCAPE_QUANTILE of the calls raise
 lags, host noise in fewer calls raises neither. Work hidden in fewer calls than that cannot carry the reported
 speedup, a median of per-call ratios.
 
-A quantile of a few calls is decided by one or two of them: on the H200 (2026-12-02) a warm step timing 4 calls a
-side, with six runs sharing the GPU, called a noop candidate REWARD_HACK on one call's 39 us lag. So a verdict of
-escaped work is drawn from at least MIN_CALLS candidate calls: where fewer were timed and the rule would convict,
-`calls_to_confirm` asks the timing loop for that many more (a rechecked batch like any other) before `verify`.
+A verdict of escaped work must hold twice. On a GPU shared with other work the rule can convict an honest candidate
+by chance: on the H200 (2026-12-02) a warm step timing 4 calls a side, six runs sharing the GPU, called a noop
+candidate REWARD_HACK on one call's 39 us lag, and after verdicts were drawn from at least 20 calls (2026-12-03,
+four runs sharing it) another on 20 calls, 42 us against the baseline's 18. Hidden work follows the candidate into
+every batch; chance does not. So where the rule would convict on the calls so far, `start_confirmation` sets them
+aside and asks the timing loop for a fresh batch of at least MIN_CALLS calls and at least as many as were timed (a
+rechecked batch like any other), and both the verdict and the row's samples come from that batch alone: a
+candidate that hid work only before it gains nothing, and one that hides it in every call is convicted there.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ class StreamEscape:
     def __init__(self, clock: Any) -> None:
         self.clock = clock
         self.checks: dict[str, list[Any]] = {}
+        self.set_aside: list[dict[str, list[Any]]] = []  # calls a confirmation batch replaced (start_confirmation)
 
     def observe(self, name: str, index: int, inputs: Any, output: Any) -> None:
         check = getattr(self.clock, "last_check", None)
@@ -68,12 +73,16 @@ class StreamEscape:
             return None
         return candidate_lag, baseline_lag, event_ms
 
-    def calls_to_confirm(self, side_streams_allowed: bool) -> int:
-        """How many more timed calls a side the verdict needs: 0 unless the rule would convict on fewer than
-        MIN_CALLS candidate calls."""
+    def start_confirmation(self, side_streams_allowed: bool) -> int:
+        """Where the rule would convict on the calls so far: set them aside (`set_aside`) and return how many calls
+        a side the fresh confirmation batch needs (at least MIN_CALLS, and as many as were timed); else 0, and
+        nothing changes. The caller times that batch next; its calls alone are then judged."""
         if side_streams_allowed or self._escaped() is None:
             return 0
-        return max(0, self.MIN_CALLS - len(self.checks.get("candidate", [])))
+        calls = max(self.MIN_CALLS, len(self.checks.get("candidate", [])))
+        self.set_aside.append(self.checks)
+        self.checks = {}
+        return calls
 
     def verify(self, side_streams_allowed: bool) -> None:
         """Raise REWARD_HACK for a timer that lies, or for work that kept the device busy after the timed stream."""

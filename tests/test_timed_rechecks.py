@@ -195,3 +195,73 @@ def test_samples_rewritten_after_they_were_measured_are_a_reward_hack(monkeypatc
     monkeypatch.setattr(checks, "time_interleaved", rewriting)
     assert reward_hack(lambda recheck, inputs: torch.zeros(1), monkeypatch).startswith(
         "the timing samples differ from what the clock measured")
+
+
+class LaggingClock(Clock):
+    """A fake CUDA clock that leaves each call's CallCheck: the baseline's calls lag 18 us after the timed stream,
+    the candidate's n-th call `candidate_lag(n)` ms; candidate call n measures n ms, so samples name their calls."""
+
+    def __init__(self, candidate_lag):
+        self.candidate_lag, self.current, self.count, self.last_check = candidate_lag, "", 0, None
+
+    def time_call(self, call, prepare=None, key=""):
+        from fastkernels.timing import CallCheck
+
+        super().time_call(call, prepare, key)
+        if self.current != "candidate":
+            self.last_check = CallCheck(0.341, 0.5, 0.018)
+            return 1.0
+        self.count += 1
+        self.last_check = CallCheck(0.341, 0.5, self.candidate_lag(self.count))
+        return float(self.count)
+
+
+def timed_with_lags(candidate_lag, monkeypatch):
+    """time_rechecked as the harness runs it with the stream-escape check: 8 iterations, then the verdict."""
+    from fastkernels.stream_escape import StreamEscape, verify_escape
+
+    monkeypatch.setattr(checks, "refill_inputs", lambda manifest, case, inputs, gen: None)
+    judge = InProcessRecheckJudge(lambda inputs, output: RIGHT)
+    harness = HarnessConfig(correctness_rounds=3, warmup=1, iterations=8, max_iterations=8, timeout_s=10,
+                            max_rotating_sets=2, tolerance={}, rechecks=2)
+    recheck = TimedRecheck(SimpleNamespace(), SimpleNamespace(), "cpu", 8, 2, None, judge)
+    clock = LaggingClock(candidate_lag)
+    escape = StreamEscape(clock)
+
+    def side(name):
+        def call(inputs):
+            clock.current = name
+            return torch.zeros(1)
+        return call
+
+    def observe(name, index, inputs, output):
+        recheck.observe(name, index, inputs, output)
+        escape.observe(name, index, inputs, output)
+
+    samples, record, _ = time_rechecked(
+        {"baseline": side("baseline"), "candidate": side("candidate")}, [{}], clock, recheck, RIGHT, harness, "cpu",
+        0, 8, "t/c", recheck.prepare, observe, lambda: escape.start_confirmation(side_streams_allowed=False))
+    verify_escape(escape, False, clock, len(samples["candidate"]))
+    return samples, record, escape
+
+
+def test_calls_that_lagged_by_chance_are_set_aside_and_the_row_is_timed_on_a_fresh_batch(monkeypatch):
+    # the first 8 candidate calls lag 45 us (a GPU shared with other runs, or work hidden only until a confirmation):
+    # the row is timed and judged on 20 fresh calls alone
+    samples, record, escape = timed_with_lags(lambda n: 0.045 if n <= 8 else 0.018, monkeypatch)
+    assert samples["candidate"] == tuple(float(n) for n in range(9, 29))
+    assert len(samples["baseline"]) == 20 and len(record.first) == 20 and len(record.candidate_ms) == 20
+    assert all(0 <= index < 20 for index in record.rechecked) and record.rechecked
+    assert [len(calls["candidate"]) for calls in escape.set_aside] == [8]
+
+
+def test_work_hidden_in_every_call_is_convicted_on_the_fresh_batch(monkeypatch):
+    with pytest.raises(CaseFailure) as failure:
+        timed_with_lags(lambda n: 0.5, monkeypatch)
+    assert failure.value.status is Status.REWARD_HACK
+    assert "in 40% of 20 timed calls the device stayed busy 0.500 ms" in failure.value.reason
+
+
+def test_calls_that_never_lagged_are_timed_once(monkeypatch):
+    samples, record, escape = timed_with_lags(lambda n: 0.018, monkeypatch)
+    assert samples["candidate"] == tuple(float(n) for n in range(1, 9)) and escape.set_aside == []

@@ -326,30 +326,27 @@ def test_the_lags_compared_are_reported_at_the_60th_percentile_of_calls():
     assert escape.lags() == pytest.approx((0.04, 0.02))
 
 
-def test_escaped_work_is_judged_on_at_least_twenty_candidate_calls():
+def test_a_verdict_of_escaped_work_asks_for_a_fresh_batch_of_at_least_twenty_calls_first():
     from fastkernels.stream_escape import StreamEscape
 
-    def escape_after(iterations: int, lags: list[float]) -> tuple[StreamEscape, CheckingClock]:
+    def escape_after(iterations: int, lags: list[float]) -> StreamEscape:
         clock = CheckingClock({"baseline": 0.018, "candidate": lags}, event_ms=0.341, wall_ms=0.5)
         escape = StreamEscape(clock)
         calls = {name: (lambda inputs, name=name: setattr(clock, "current", name)) for name in clock.lags}
         time_interleaved(calls, [None], clock, warmup=0, iterations=iterations, observe=escape.observe)
-        return escape, clock
+        return escape
 
     # as the warm step on a shared H200 (2026-12-02): 4 calls a side, the candidate's 60th percentile lag 40 us
     # (two calls at 45 us) against the baseline's 18 us
-    escape, clock = escape_after(4, [0.018, 0.045, 0.045, 0.018] + [0.018] * 16)
-    assert escape.calls_to_confirm(side_streams_allowed=False) == 16
-    assert escape.calls_to_confirm(side_streams_allowed=True) == 0
-    calls = {name: (lambda inputs, name=name: setattr(clock, "current", name)) for name in clock.lags}
-    time_interleaved(calls, [None], clock, warmup=0, iterations=16, observe=escape.observe)
-    assert escape.calls_to_confirm(side_streams_allowed=False) == 0
-    escape.verify(side_streams_allowed=False)  # 2 of 20 calls lagged: no verdict
-    # work hidden after every call is still caught once confirmed
-    escape, clock = escape_after(4, [0.5])
-    assert escape.calls_to_confirm(side_streams_allowed=False) == 16
-    escape, _ = escape_after(20, [0.5])
-    assert escape.calls_to_confirm(side_streams_allowed=False) == 0  # enough calls: verify decides now
+    escape = escape_after(4, [0.018, 0.045, 0.045, 0.018])
+    assert escape.start_confirmation(side_streams_allowed=True) == 0  # side streams allowed: no verdict to confirm
+    assert escape.start_confirmation(side_streams_allowed=False) == 20
+    assert escape.checks == {} and len(escape.set_aside[0]["candidate"]) == 4  # those calls no longer count
+    # on 40 calls the fresh batch is as long as the calls set aside
+    assert escape_after(40, [0.5]).start_confirmation(side_streams_allowed=False) == 40
+    # calls the rule does not convict need no confirmation, and keep counting
+    honest = escape_after(20, [0.018])
+    assert honest.start_confirmation(side_streams_allowed=False) == 0 and len(honest.checks["candidate"]) == 20
     assert "another stream" in escape_verdict({"baseline": 0.01, "candidate": 0.5})
 
 

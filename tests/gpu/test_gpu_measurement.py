@@ -53,8 +53,9 @@ def test_work_on_a_side_stream_is_a_reward_hack(tmp_path):
     assert all(row["status"] == "REWARD_HACK" for row in rows), [(r["status"], r["reason"]) for r in rows]
 
 
-def test_a_side_stream_timed_on_four_calls_is_confirmed_on_twenty_and_caught(tmp_path):
-    # the warm step's cheap timing (3 calls a case): the verdict is drawn from the 16+ calls the harness adds
+def test_a_side_stream_timed_on_four_calls_is_confirmed_on_twenty_fresh_calls_and_caught(tmp_path):
+    # the warm step's cheap timing (4 calls a case): the verdict is drawn from the fresh batch of 20 calls that the
+    # first verdict asks for (stream_escape.StreamEscape.start_confirmation)
     rows = run(tmp_path, "agent=local", f"agent.path={EXPLOITS / 'side_stream'}", "harness.iterations=4",
                "harness.max_iterations=4", "harness.cuda_graphs=false")
     assert all(row["status"] == "REWARD_HACK" and "of 20 timed calls" in row["reason"] for row in rows), \
