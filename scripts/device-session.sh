@@ -128,7 +128,9 @@ print(",".join(n for n in r.names if candidate_path(Path("agents/reference"), r.
                  "timestep_embedding dit_xl2_train_256 --impl torch_compile --lottery 6"); fi
       for target in "${runs[@]}"; do
         read -r -a words <<< "$target"
-        timeout "$(step_limit 120)" python3 scripts/diagnose_noop.py "${words[@]}" 2>&1 | tee -a "$out/diagnose.txt"
+        # FK_DIAGNOSE_SCRIPT: another diagnosis taking TASK CASE [options] (scripts/judge_paths.py)
+        timeout "$(step_limit 120)" python3 "scripts/${FK_DIAGNOSE_SCRIPT:-diagnose_noop.py}" "${words[@]}" 2>&1 \
+          | tee -a "$out/diagnose.txt"
       done ;;
     calls)
       for variant in default harness.rechecks=0; do

@@ -40,3 +40,16 @@ def test_kernels_profiles_both_instances_and_lists_each_kernels_time_side_by_sid
     assert header and float(header.group(1)) > 0 and float(header.group(2)) > 0, result.stdout
     rows = re.findall(r"^  kernel +([\d.]+) +([\d.]+) +(\S+)  (\S.*)$", result.stdout, re.MULTILINE)
     assert rows and any("aten::" in name for *_, name in rows), result.stdout
+
+
+def test_judge_paths_times_the_harness_loop_under_three_judges_and_summarises_each():
+    # scripts/judge_paths.py: the judge in its own process, in this process, and in this process without copies
+    script = SCRIPT.parent / "judge_paths.py"
+    result = subprocess.run([sys.executable, str(script), "silu_and_mul", "cpu_odd", "--repeat", "1",
+                             "--iterations", "6"], capture_output=True, text=True, timeout=300, check=True)
+    rows = re.findall(r"^round 0 eager (\S+) +speedup (\S+) \[(\S+), (\S+)\]$", result.stdout, re.MULTILINE)
+    assert [variant for variant, *_ in rows] == ["judged", "in-process", "no-copies"], result.stdout
+    for _, speedup, low, high in rows:
+        assert float(low) <= float(speedup) <= float(high)
+    assert len(re.findall(r"^eager (judged|in-process|no-copies) +median speedup [\d.]+ over 1 rounds",
+                          result.stdout, re.MULTILINE)) == 3

@@ -1,0 +1,196 @@
+"""Does the judge's path around timed calls bias a noop comparison? Times one implementation against a second
+instance of it with the harness's own timing loop (checks.time_rechecked: fresh inputs from seeds, the judge's round
+trips before and after every call, picked candidate outputs handed in and judged per batch), three ways:
+
+  judged       the judge in its own process, as the harness runs: round trips over a pipe, a picked output copied
+               and sent through CUDA IPC (shared memory on the CPU), where the judge clones it and synchronises
+  in-process   the same requests served in this process: no second process, no IPC; a picked output still copied
+  no-copies    in this process, and a picked output kept by reference, never copied (its verdict is not asked:
+               the reference no longer holds that call's output by the batch's end)
+
+and, on a GPU, the same three over CUDA-graph replays (graphs.graph_fields, `graph_captures` captures a side), the
+path where linear/llama31_8b_qkv_decode_1 reads 0.975-0.99 in 13 of 15 noop passes while 16 captures of two
+instances replayed without the judge agree within 0.6% (H200, 2026-12-03; docs/measurement.md). The variants run in
+turn, `--repeat` rounds, so drift hits each alike; a variant whose speedups sit below 1 where the others do not names
+what in the judge's path does it. Noop passes since the judge took the rechecks (twenty-seventh session) read below 1
+in 55-64% of their rows, against 48-49% before.
+
+Usage: python scripts/judge_paths.py TASK CASE [--repeat 3] [--iterations 50] [--impl NAME]
+(on the CPU: a cpu case, the eager path only, with the host clock)
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import torch
+from omegaconf import OmegaConf
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from fastkernels import checks  # noqa: E402
+from fastkernels.build import build, reference_state  # noqa: E402
+from fastkernels.cache import cache_flush  # noqa: E402
+from fastkernels.checks import TimedRecheck, time_rechecked  # noqa: E402
+from fastkernels.config import BaselineConfig, HarnessConfig  # noqa: E402
+from fastkernels.inputs import generator, make_inputs, redrawn_inputs, stream_seed  # noqa: E402
+from fastkernels.judge import JudgeClient, JudgeSpec  # noqa: E402
+from fastkernels.plan import plan_task  # noqa: E402
+from fastkernels.recheck_ledger import RecheckLedger  # noqa: E402
+from fastkernels.registry import Registry, UnknownTaskError  # noqa: E402
+from fastkernels.timing import CudaEventClock, HostClock, paired_speedup, speedup_ci95  # noqa: E402
+
+VARIANTS = ("judged", "in-process", "no-copies")
+
+
+class InProcessJudge:
+    """The judge's recheck requests served in this process (recheck_ledger.RecheckLedger, as the judge holds it);
+    verdicts from `judge_fresh` on inputs rebuilt from each pick's seed. With `copies=False` a picked output is kept
+    by reference and every verdict passes (nothing is copied, so nothing can be judged)."""
+
+    def __init__(self, judge_fresh: Callable[[Any, Any], Any], rebuild: Callable[[int], Any], copies: bool) -> None:
+        self.ledger, self.judge_fresh, self.rebuild, self.copies = RecheckLedger(), judge_fresh, rebuild, copies
+
+    def start_recheck_batch(self, count: int, wanted: int, classes: int) -> None:
+        self.ledger.start_batch(count, wanted, classes)
+
+    def issue_seed(self, index: int) -> int:
+        return self.ledger.issue_seed(index)
+
+    def unchecked_seed(self) -> int:
+        return self.ledger.unchecked_seed()
+
+    def unchecked_done(self) -> bool:
+        return self.ledger.unchecked_done()
+
+    def decide(self, index: int) -> bool:
+        return self.ledger.decide(index)
+
+    def hand_in(self, index: int, output: Any) -> bool:
+        return self.ledger.hand_in(index, output.clone() if self.copies and isinstance(output, torch.Tensor) else output)
+
+    def verify_rechecks(self) -> tuple[int, int, list]:
+        wanted, taken = self.ledger.close_batch()
+        if not self.copies:
+            return wanted, len(taken), []
+        verdicts = [(pick, self.judge_fresh(self.rebuild(pick.seed), pick.output)) for pick in taken]
+        return wanted, len(taken), [(pick.index, pick.seed, v) for pick, v in verdicts if not v.passed]
+
+    def recheck_accounts(self, checked: bool) -> list[str]:
+        return self.ledger.accounts(checked)
+
+    def record_sample(self, name: str, milliseconds: float) -> None:
+        self.ledger.record_sample(name, milliseconds)
+
+    def timing_record(self) -> dict[str, list[float]]:
+        return self.ledger.timing_record()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("task")
+    parser.add_argument("case")
+    parser.add_argument("--impl", help="production implementation (default: the first available)")
+    parser.add_argument("--repeat", type=int, default=3, help="rounds of the three variants")
+    parser.add_argument("--iterations", type=int, default=50)
+    args = parser.parse_args(argv)
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    harness = HarnessConfig(**OmegaConf.to_container(OmegaConf.load(ROOT / "conf" / "harness" / "default.yaml"),
+                                                     resolve=True))
+    registry = Registry()
+    try:
+        plan = plan_task(registry, args.task, device, BaselineConfig(name="production"), None, "independent")
+    except UnknownTaskError as error:
+        parser.error(str(error))
+    impl = next((i for i in plan.baselines if i.name == args.impl), None) if args.impl else plan.baselines[0]
+    if impl is None:
+        parser.error(f"{args.task} has no available production implementation {args.impl!r}")
+    manifest = plan.manifest
+    try:
+        case = manifest.case(args.case)
+    except KeyError as error:
+        parser.error(str(error.args[0]))
+    tolerance = manifest.tolerance.get(case.dtype) or harness.tolerance[case.dtype]
+    # the judge first, as the worker starts it (forked while this process has not touched the GPU)
+    judge = JudgeClient(JudgeSpec(str(registry.root), manifest.name, device, harness.seed, harness.correctness_rounds))
+    judge.start_case(case.name, tolerance.atol, tolerance.rtol, manifest.output_tolerances(case.dtype))
+    state = reference_state(manifest, case, plan.eager.cls, plan.eager.components, device, harness.seed)
+    a = build(impl.cls, case, impl.components, state, device, "A")
+    b = build(impl.cls, case, impl.components, state, device, "B")
+    sets = [make_inputs(manifest, case, device, generator(device, stream_seed(0, manifest.name, case.name, "timing", k)))
+            for k in range(4)]
+    with torch.no_grad():
+        a(**sets[0]), b(**sets[0])
+    if device == "cuda":
+        clock: Any = CudaEventClock(harness.launch_pad_us, harness.launch_pad_max_us, harness.launch_pad_decay_after)
+    else:
+        clock = HostClock(None)
+    flush, note = cache_flush(device, 60.0 if device == "cuda" else 32.0)
+    print(f"{manifest.name}/{case.name} impl {impl.name} on {device} ({clock.name}; {note}); {args.repeat} rounds of"
+          f" {', '.join(VARIANTS)}", flush=True)
+
+    def ledger_for(variant: str) -> tuple[Any, Callable[[Any, Any], Any]]:
+        if variant == "judged":
+            return judge, judge.judge_fresh
+        rebuild = lambda seed: redrawn_inputs(manifest, case, sets[0], generator(device, seed))  # noqa: E731
+        return InProcessJudge(judge.judge_fresh, rebuild, copies=variant == "in-process"), judge.judge_fresh
+
+    def eager(variant: str) -> tuple[float, float, float]:
+        ledger, judge_fresh = ledger_for(variant)
+        recheck = TimedRecheck(manifest, case, device, args.iterations, harness.rechecks, flush, ledger)
+        calls = {"baseline": lambda inputs: a(**inputs), "candidate": lambda inputs: b(**inputs)}
+        with torch.no_grad(), _copies(variant != "no-copies"):
+            samples, _, _ = time_rechecked(calls, sets, clock, recheck, judge_fresh, harness, device, harness.warmup,
+                                           args.iterations, f"paths/{variant}", recheck.prepare, recheck.observe)
+        low, high = speedup_ci95(samples["baseline"], samples["candidate"], clusters=len(sets))
+        return paired_speedup(samples["baseline"], samples["candidate"]), low, high
+
+    def graphs(variant: str) -> tuple[float, float, float]:
+        from fastkernels.graphs import graph_fields
+
+        ledger, judge_fresh = ledger_for(variant)
+        with torch.no_grad(), _copies(variant != "no-copies"):
+            fields = graph_fields(manifest, case, {"baseline": a, "candidate": b}, sets[0], judge_fresh, ledger,
+                                  clock, flush, harness.warmup, args.iterations, harness)
+        if "graph_speedup" not in fields:
+            raise SystemExit(f"not capturable: {fields.get('graph_note')}")
+        return fields["graph_speedup"], *fields["graph_speedup_ci95"]
+
+    paths = {"eager": eager, **({"graph": graphs} if device == "cuda" else {})}
+    speedups: dict[tuple[str, str], list[float]] = {}
+    for round_ in range(args.repeat):
+        for path, timed in paths.items():
+            for variant in VARIANTS:
+                speedup, low, high = timed(variant)
+                speedups.setdefault((path, variant), []).append(speedup)
+                print(f"round {round_} {path:5s} {variant:10s} speedup {speedup:.4f} [{low:.4f}, {high:.4f}]",
+                      flush=True)
+    for (path, variant), values in speedups.items():
+        print(f"{path:5s} {variant:10s} median speedup {float(np.median(values)):.4f} over {len(values)} rounds"
+              f" ({min(values):.4f}..{max(values):.4f})")
+    judge.close()
+    return 0
+
+
+class _copies:
+    """With `on` False, the worker's own copy of a picked output (checks._detach_clone, for the second look) is not
+    made either, for the block's duration."""
+
+    def __init__(self, on: bool) -> None:
+        self.on, self.saved = on, checks._detach_clone
+
+    def __enter__(self) -> None:
+        if not self.on:
+            checks._detach_clone = lambda output: output
+
+    def __exit__(self, *_: Any) -> None:
+        checks._detach_clone = self.saved
+
+
+if __name__ == "__main__":
+    sys.exit(main())
