@@ -54,6 +54,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -87,20 +88,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="build and call the task's other production implementations first, as the harness does")
     args = parser.parse_args(argv)
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    registry = Registry()
-    try:
-        plan = plan_task(registry, args.task, device, BaselineConfig(name="production"), None, "independent")
-    except UnknownTaskError as error:
-        parser.error(str(error))
-    impl = next((i for i in plan.baselines if i.name == args.impl), None) if args.impl else plan.baselines[0]
-    if impl is None:
-        parser.error(f"{args.task} has no available production implementation {args.impl!r}: "
-                     f"{[i.name for i in plan.baselines]}")
+    plan, impl, case = chosen_case(parser, args, device)
     manifest = plan.manifest
-    try:
-        case = manifest.case(args.case)
-    except KeyError as error:
-        parser.error(str(error.args[0]))
     state = reference_state(manifest, case, plan.eager.cls, plan.eager.components, device, 0)
 
     def instance(who: str, other: Impl | None = None) -> torch.nn.Module:
@@ -179,6 +168,24 @@ def main(argv: list[str] | None = None) -> int:
     if args.graphs and device == "cuda":
         compare_captures(manifest, case, {"A": a, "B": b}, sets[0], args.graphs, clock, flush, args.iterations)
     return 0
+
+
+def chosen_case(parser: argparse.ArgumentParser, args: argparse.Namespace, device: str) -> tuple[Any, Impl, Any]:
+    """`args.task`'s plan, the production implementation `args.impl` names (the first available by default) and
+    `args.case`, or the parser's one-line error naming what is unknown (diagnoses of one case share this)."""
+    try:
+        plan = plan_task(Registry(), args.task, device, BaselineConfig(name="production"), None, "independent")
+    except UnknownTaskError as error:
+        parser.error(str(error))
+    impl = next((i for i in plan.baselines if i.name == args.impl), None) if args.impl else plan.baselines[0]
+    if impl is None:
+        parser.error(f"{args.task} has no available production implementation {args.impl!r}: "
+                     f"{[i.name for i in plan.baselines]}")
+    try:
+        case = plan.manifest.case(args.case)
+    except KeyError as error:
+        parser.error(str(error.args[0]))
+    return plan, impl, case
 
 
 def compare_kernels(modules: dict[str, torch.nn.Module], inputs: dict, calls: int, flush, device: str) -> None:

@@ -37,58 +37,17 @@ from fastkernels import checks  # noqa: E402
 from fastkernels.build import build, reference_state  # noqa: E402
 from fastkernels.cache import cache_flush  # noqa: E402
 from fastkernels.checks import TimedRecheck, time_rechecked  # noqa: E402
-from fastkernels.config import BaselineConfig, HarnessConfig  # noqa: E402
+from fastkernels.config import HarnessConfig  # noqa: E402
 from fastkernels.inputs import generator, make_inputs, redrawn_inputs, stream_seed  # noqa: E402
 from fastkernels.judge import JudgeClient, JudgeSpec  # noqa: E402
-from fastkernels.plan import plan_task  # noqa: E402
-from fastkernels.recheck_ledger import RecheckLedger  # noqa: E402
-from fastkernels.registry import Registry, UnknownTaskError  # noqa: E402
+from fastkernels.recheck_in_process import InProcessRecheckJudge  # noqa: E402
+from fastkernels.registry import Registry  # noqa: E402
 from fastkernels.timing import CudaEventClock, HostClock, paired_speedup, speedup_ci95  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "scripts"))
+from diagnose_noop import chosen_case  # noqa: E402
+
 VARIANTS = ("judged", "in-process", "no-copies")
-
-
-class InProcessJudge:
-    """The judge's recheck requests served in this process (recheck_ledger.RecheckLedger, as the judge holds it);
-    verdicts from `judge_fresh` on inputs rebuilt from each pick's seed. With `copies=False` a picked output is kept
-    by reference and every verdict passes (nothing is copied, so nothing can be judged)."""
-
-    def __init__(self, judge_fresh: Callable[[Any, Any], Any], rebuild: Callable[[int], Any], copies: bool) -> None:
-        self.ledger, self.judge_fresh, self.rebuild, self.copies = RecheckLedger(), judge_fresh, rebuild, copies
-
-    def start_recheck_batch(self, count: int, wanted: int, classes: int) -> None:
-        self.ledger.start_batch(count, wanted, classes)
-
-    def issue_seed(self, index: int) -> int:
-        return self.ledger.issue_seed(index)
-
-    def unchecked_seed(self) -> int:
-        return self.ledger.unchecked_seed()
-
-    def unchecked_done(self) -> bool:
-        return self.ledger.unchecked_done()
-
-    def decide(self, index: int) -> bool:
-        return self.ledger.decide(index)
-
-    def hand_in(self, index: int, output: Any) -> bool:
-        return self.ledger.hand_in(index, output.clone() if self.copies and isinstance(output, torch.Tensor) else output)
-
-    def verify_rechecks(self) -> tuple[int, int, list]:
-        wanted, taken = self.ledger.close_batch()
-        if not self.copies:
-            return wanted, len(taken), []
-        verdicts = [(pick, self.judge_fresh(self.rebuild(pick.seed), pick.output)) for pick in taken]
-        return wanted, len(taken), [(pick.index, pick.seed, v) for pick, v in verdicts if not v.passed]
-
-    def recheck_accounts(self, checked: bool) -> list[str]:
-        return self.ledger.accounts(checked)
-
-    def record_sample(self, name: str, milliseconds: float) -> None:
-        self.ledger.record_sample(name, milliseconds)
-
-    def timing_record(self) -> dict[str, list[float]]:
-        return self.ledger.timing_record()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -102,22 +61,11 @@ def main(argv: list[str] | None = None) -> int:
     device = "cuda" if torch.cuda.is_available() else "cpu"
     harness = HarnessConfig(**OmegaConf.to_container(OmegaConf.load(ROOT / "conf" / "harness" / "default.yaml"),
                                                      resolve=True))
-    registry = Registry()
-    try:
-        plan = plan_task(registry, args.task, device, BaselineConfig(name="production"), None, "independent")
-    except UnknownTaskError as error:
-        parser.error(str(error))
-    impl = next((i for i in plan.baselines if i.name == args.impl), None) if args.impl else plan.baselines[0]
-    if impl is None:
-        parser.error(f"{args.task} has no available production implementation {args.impl!r}")
+    plan, impl, case = chosen_case(parser, args, device)
     manifest = plan.manifest
-    try:
-        case = manifest.case(args.case)
-    except KeyError as error:
-        parser.error(str(error.args[0]))
     tolerance = manifest.tolerance.get(case.dtype) or harness.tolerance[case.dtype]
     # the judge first, as the worker starts it (forked while this process has not touched the GPU)
-    judge = JudgeClient(JudgeSpec(str(registry.root), manifest.name, device, harness.seed, harness.correctness_rounds))
+    judge = JudgeClient(JudgeSpec(str(Registry().root), manifest.name, device, harness.seed, harness.correctness_rounds))
     judge.start_case(case.name, tolerance.atol, tolerance.rtol, manifest.output_tolerances(case.dtype))
     state = reference_state(manifest, case, plan.eager.cls, plan.eager.components, device, harness.seed)
     a = build(impl.cls, case, impl.components, state, device, "A")
@@ -138,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         if variant == "judged":
             return judge, judge.judge_fresh
         rebuild = lambda seed: redrawn_inputs(manifest, case, sets[0], generator(device, seed))  # noqa: E731
-        return InProcessJudge(judge.judge_fresh, rebuild, copies=variant == "in-process"), judge.judge_fresh
+        return InProcessRecheckJudge(judge.judge_fresh, rebuild, copies=variant == "in-process"), judge.judge_fresh
 
     def eager(variant: str) -> tuple[float, float, float]:
         ledger, judge_fresh = ledger_for(variant)

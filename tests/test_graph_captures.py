@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import torch
 
 from fastkernels import graphs
-from recheck_judge import InProcessRecheckJudge
+from fastkernels.recheck_in_process import InProcessRecheckJudge
 
 
 @pytest.fixture

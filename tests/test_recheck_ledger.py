@@ -42,7 +42,7 @@ def test_a_call_the_clock_times_again_is_judged_on_the_inputs_of_its_last_attemp
     from types import SimpleNamespace
 
     import torch
-    from recheck_judge import InProcessRecheckJudge
+    from fastkernels.recheck_in_process import InProcessRecheckJudge
 
     from fastkernels import checks
     from fastkernels.checks import TimedRecheck

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 import torch
-from recheck_judge import InProcessRecheckJudge
+from fastkernels.recheck_in_process import InProcessRecheckJudge
 
 from fastkernels import checks
 from fastkernels.checks import BaselineTail, CaseFailure, TimedRecheck, time_rechecked
