@@ -190,6 +190,7 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
         verify_escape(escape, "side_streams" in manifest.allow, ctx.clock, len(samples.get("candidate", ())))
         sync_lag_ms = escape.lags()
         host_note = host_latency_note(escape.checks, harness.launch_pad_max_us)
+        escape_note = escape.note()
         graph = {}
         if ctx.device == "cuda" and harness.cuda_graphs:
             by_speed = sorted((t, name) for name, t in times.items() if name in baselines and name != chosen)
@@ -217,6 +218,8 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
         notes.append(fresh.note())
     if host_note:
         notes.append(host_note)
+    if escape_note:
+        notes.append(escape_note)
     if chosen in gone_eager:
         notes.append(f"the baseline {chosen} hit Dynamo's recompile limit: some of its calls ran uncompiled")
     if candidate is None:

@@ -134,6 +134,8 @@ def graph_fields(
         if len(captures["baseline"]) < wanted:
             break  # memory allowed fewer: no further round
     samples = timed.samples
+    if timed.escape_note:
+        notes[timed.escape_note] = None
     fields: dict[str, Any] = {"baseline_graph_ms": summarize(samples["baseline"]).median_ms,
                               "graph_note": "; ".join(notes),
                               "graph_captures": len(captures["baseline"]), "graph_baseline_impl": served,
@@ -154,6 +156,7 @@ class _Timed:
     record: CallTimes
     lags: tuple[float, float] | None  # StreamEscape.lags
     seconds: float  # the round's wall time: replays, pads, flushes and rechecks
+    escape_note: str = ""  # StreamEscape.note: replays set aside for a fresh batch, which cleared them
 
 
 def _time_captures(
@@ -185,7 +188,7 @@ def _time_captures(
           f" rechecks{pad_note(clock, f'{label}/graph')})")
     _under_graphs(lambda: verify_escape(escape, "side_streams" in manifest.allow, clock,
                                         len(samples.get("candidate", ()))))
-    return _Timed(samples, record, escape.lags(), time.perf_counter() - started)
+    return _Timed(samples, record, escape.lags(), time.perf_counter() - started, escape.note())
 
 
 def _captures_wanted(count: int, wider: float, repetition: HarnessConfig) -> int:

@@ -8,7 +8,7 @@ REWARD_HACK. Noise strikes baseline and candidate alike, since their calls alter
 candidate. So the verdict compares the candidate's lags with the baseline's, calls of the same run, at a quantile
 above the median: hidden work in at least 1 - ESCAPE_QUANTILE of the calls raises that quantile of the candidate's
 lags, host noise in fewer calls raises neither. Work hidden in fewer calls than that cannot carry the reported
-speedup, a median of per-call ratios.
+speedup, an interquartile mean of per-call ratios.
 
 A verdict of escaped work must hold twice. On a GPU shared with other work the rule can convict an honest candidate
 by chance: on the H200 (2026-12-02) a warm step timing 4 calls a side, six runs sharing the GPU, called a noop
@@ -17,7 +17,8 @@ four runs sharing it) another on 20 calls, 42 us against the baseline's 18. Hidd
 every batch; chance does not. So where the rule would convict on the calls so far, `start_confirmation` sets them
 aside and asks the timing loop for a fresh batch of at least MIN_CALLS calls and at least as many as were timed (a
 rechecked batch like any other), and both the verdict and the row's samples come from that batch alone: a
-candidate that hid work only before it gains nothing, and one that hides it in every call is convicted there.
+candidate that hid work only before it gains nothing, and one that hides it in every call is convicted there. A row
+whose calls were set aside and then cleared says so (`note`), for review.
 """
 
 from __future__ import annotations
@@ -83,6 +84,14 @@ class StreamEscape:
         self.set_aside.append(self.checks)
         self.checks = {}
         return calls
+
+    def note(self) -> str:
+        """For the row's review where calls were set aside and the fresh batch cleared them, else ""."""
+        if not self.set_aside:
+            return ""
+        earlier = sum(len(checks.get("candidate", [])) for checks in self.set_aside)
+        return (f"stream escape: the lags of the first {earlier} candidate calls suggested work off the timed stream;"
+                f" a fresh batch of {len(self.checks.get('candidate', []))} did not confirm it and gave the times")
 
     def verify(self, side_streams_allowed: bool) -> None:
         """Raise REWARD_HACK for a timer that lies, or for work that kept the device busy after the timed stream."""

@@ -351,6 +351,8 @@ def test_a_lag_in_one_of_a_handful_of_replays_is_weighed_on_fresh_replays_before
                                     candidate_lag_ms=[0.01, 0.5, 0.5, 0.01], keep_call_times=True)
     assert len(replayed) == 2 * (4 + 20) and fields["graph_sync_lag_ms"] == pytest.approx((0.01, 0.01))
     assert len(fields["graph_call_times"].candidate_ms) == 20
+    assert fields["graph_note"] == ("stream escape: the lags of the first 4 candidate calls suggested work off the"
+                                    " timed stream; a fresh batch of 20 did not confirm it and gave the times")
 
 
 def test_honest_replays_record_their_lags_and_a_task_may_allow_side_streams(monkeypatch, fake_cuda):

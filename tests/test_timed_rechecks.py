@@ -253,6 +253,8 @@ def test_calls_that_lagged_by_chance_are_set_aside_and_the_row_is_timed_on_a_fre
     assert len(samples["baseline"]) == 20 and len(record.first) == 20 and len(record.candidate_ms) == 20
     assert all(0 <= index < 20 for index in record.rechecked) and record.rechecked
     assert [len(calls["candidate"]) for calls in escape.set_aside] == [8]
+    assert escape.note() == ("stream escape: the lags of the first 8 candidate calls suggested work off the timed"
+                             " stream; a fresh batch of 20 did not confirm it and gave the times")
 
 
 def test_work_hidden_in_every_call_is_convicted_on_the_fresh_batch(monkeypatch):
@@ -265,3 +267,4 @@ def test_work_hidden_in_every_call_is_convicted_on_the_fresh_batch(monkeypatch):
 def test_calls_that_never_lagged_are_timed_once(monkeypatch):
     samples, record, escape = timed_with_lags(lambda n: 0.018, monkeypatch)
     assert samples["candidate"] == tuple(float(n) for n in range(1, 9)) and escape.set_aside == []
+    assert escape.note() == ""  # nothing set aside: nothing for review
