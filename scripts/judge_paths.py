@@ -15,20 +15,34 @@ turn, `--repeat` rounds, so drift hits each alike; a variant whose speedups sit 
 what in the judge's path does it. Noop passes since the judge took the rechecks (twenty-seventh session) read below 1
 in 55-64% of their rows, against 48-49% before.
 
-Usage: python scripts/judge_paths.py TASK CASE [--repeat 3] [--iterations 50] [--impl NAME]
+Two switches separate an instance from its role. `--build-order ba` builds the candidate side's instance first; on
+the H200 (2026-12-03) linear's eager speedup followed the build order (1.011 built ab, 0.994 ba: the instance built
+second ran faster) while vit_attention/siglip_so400m_1_image's replayed speedup stayed with the role (0.992 both
+ways, and in all three variants). `--candidate-first` lists the candidate first wherever the harness takes the order
+of its sides (warm-ups, the first capture round, the names a pair's order is drawn from): if a replayed lean then
+turns round, the order of the sides carries it; if it stays, what the harness does for the checked side does.
+
+Usage: python scripts/judge_paths.py TASK CASE [--repeat 3] [--iterations 50] [--impl NAME] [--build-order ab|ba]
+       [--candidate-first]
 (on the CPU: a cpu case, the eager path only, with the host clock)
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
-import torch
-from omegaconf import OmegaConf
+
+# ask NVML whether a GPU exists, as the worker does (launch.py): the driver's own count would poison fork, and the
+# judge is forked before this process touches the GPU ("Cannot re-initialize CUDA in forked subprocess", H200,
+# 2026-12-03)
+os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
+import torch  # noqa: E402
+from omegaconf import OmegaConf  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -57,6 +71,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--impl", help="production implementation (default: the first available)")
     parser.add_argument("--repeat", type=int, default=3, help="rounds of the three variants")
     parser.add_argument("--iterations", type=int, default=50)
+    parser.add_argument("--build-order", choices=("ab", "ba"), default="ab",
+                        help="ba builds the candidate side's instance first: does a lean follow the build order?")
+    parser.add_argument("--candidate-first", action="store_true",
+                        help="list the candidate side first: does a lean follow the order of the sides?")
     args = parser.parse_args(argv)
     device = "cuda" if torch.cuda.is_available() else "cpu"
     harness = HarnessConfig(**OmegaConf.to_container(OmegaConf.load(ROOT / "conf" / "harness" / "default.yaml"),
@@ -68,8 +86,12 @@ def main(argv: list[str] | None = None) -> int:
     judge = JudgeClient(JudgeSpec(str(Registry().root), manifest.name, device, harness.seed, harness.correctness_rounds))
     judge.start_case(case.name, tolerance.atol, tolerance.rtol, manifest.output_tolerances(case.dtype))
     state = reference_state(manifest, case, plan.eager.cls, plan.eager.components, device, harness.seed)
-    a = build(impl.cls, case, impl.components, state, device, "A")
-    b = build(impl.cls, case, impl.components, state, device, "B")
+    if args.build_order == "ab":
+        a = build(impl.cls, case, impl.components, state, device, "A")
+        b = build(impl.cls, case, impl.components, state, device, "B")
+    else:
+        b = build(impl.cls, case, impl.components, state, device, "B")
+        a = build(impl.cls, case, impl.components, state, device, "A")
     sets = [make_inputs(manifest, case, device, generator(device, stream_seed(0, manifest.name, case.name, "timing", k)))
             for k in range(4)]
     with torch.no_grad():
@@ -78,9 +100,10 @@ def main(argv: list[str] | None = None) -> int:
         clock: Any = CudaEventClock(harness.launch_pad_us, harness.launch_pad_max_us, harness.launch_pad_decay_after)
     else:
         clock = HostClock(None)
+    sides = {"candidate": b, "baseline": a} if args.candidate_first else {"baseline": a, "candidate": b}
     flush, note = cache_flush(device, 60.0 if device == "cuda" else 32.0)
     print(f"{manifest.name}/{case.name} impl {impl.name} on {device} ({clock.name}; {note}); {args.repeat} rounds of"
-          f" {', '.join(VARIANTS)}", flush=True)
+          f" {', '.join(VARIANTS)}; built {args.build_order}; {next(iter(sides))} listed first", flush=True)
 
     def ledger_for(variant: str) -> tuple[Any, Callable[[Any, Any], Any]]:
         if variant == "judged":
@@ -91,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     def eager(variant: str) -> tuple[float, float, float]:
         ledger, judge_fresh = ledger_for(variant)
         recheck = TimedRecheck(manifest, case, device, args.iterations, harness.rechecks, flush, ledger)
-        calls = {"baseline": lambda inputs: a(**inputs), "candidate": lambda inputs: b(**inputs)}
+        calls = {name: (lambda inputs, m=module: m(**inputs)) for name, module in sides.items()}
         with torch.no_grad(), _copies(variant != "no-copies"):
             samples, _, _ = time_rechecked(calls, sets, clock, recheck, judge_fresh, harness, device, harness.warmup,
                                            args.iterations, f"paths/{variant}", recheck.prepare, recheck.observe)
@@ -103,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
 
         ledger, judge_fresh = ledger_for(variant)
         with torch.no_grad(), _copies(variant != "no-copies"):
-            fields = graph_fields(manifest, case, {"baseline": a, "candidate": b}, sets[0], judge_fresh, ledger,
+            fields = graph_fields(manifest, case, dict(sides), sets[0], judge_fresh, ledger,
                                   clock, flush, harness.warmup, args.iterations, harness)
         if "graph_speedup" not in fields:
             raise SystemExit(f"not capturable: {fields.get('graph_note')}")

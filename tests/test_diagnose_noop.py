@@ -43,10 +43,13 @@ def test_kernels_profiles_both_instances_and_lists_each_kernels_time_side_by_sid
 
 
 def test_judge_paths_times_the_harness_loop_under_three_judges_and_summarises_each():
-    # scripts/judge_paths.py: the judge in its own process, in this process, and in this process without copies
+    # scripts/judge_paths.py: the judge in its own process, in this process, and in this process without copies;
+    # here with the instances built the other way round and the candidate listed first, which the header says
     script = SCRIPT.parent / "judge_paths.py"
     result = subprocess.run([sys.executable, str(script), "silu_and_mul", "cpu_odd", "--repeat", "1",
-                             "--iterations", "6"], capture_output=True, text=True, timeout=300, check=True)
+                             "--iterations", "6", "--build-order", "ba", "--candidate-first"],
+                            capture_output=True, text=True, timeout=300, check=True)
+    assert "; built ba; candidate listed first" in result.stdout, result.stdout
     rows = re.findall(r"^round 0 eager (\S+) +speedup (\S+) \[(\S+), (\S+)\]$", result.stdout, re.MULTILINE)
     assert [variant for variant, *_ in rows] == ["judged", "in-process", "no-copies"], result.stdout
     for _, speedup, low, high in rows:
