@@ -30,7 +30,7 @@ from fastkernels.compile_events import RECOMPILE_LIMIT_HIT, describe, events_sin
 from fastkernels.config import HardwareProfile, HarnessConfig
 from fastkernels.graphs import graph_fields
 from fastkernels.inputs import generator, make_inputs, stream_seed
-from fastkernels.instances import instance_count, rotating_call
+from fastkernels.instances import build_order, instance_count, rotating_call
 from fastkernels.integrity import Integrity
 from fastkernels.judge import JudgeClient, JudgeError
 from fastkernels.phases import phase
@@ -260,10 +260,12 @@ def _more_instances(
 ) -> dict[str, list[torch.nn.Module]]:
     """The instances each side's timed calls rotate over (harness.instances, fastkernels.instances): the checked one
     of each side (`checked`: side -> (implementation, instance), a side without an instance left out) first, then
-    extra ones from the same weights; an extra candidate instance passes the correctness rounds first."""
+    extra ones from the same weights, the side built first alternating; an extra candidate instance passes the
+    correctness rounds first."""
     sides = {side: [module] for side, (_, module) in checked.items() if module is not None}
     for number in range(2, instance_count(ctx.harness.instances, state, sets, len(sides), ctx.device) + 1):
-        for side, instances in sides.items():
+        for side in build_order(sides, number):  # the side built first alternates (instances.py)
+            instances = sides[side]
             impl = checked[side][0]
             assert impl is not None  # a side with an instance was built from an implementation
             who = f"{'candidate' if side == 'candidate' else impl.name} #{number}"

@@ -4,10 +4,12 @@ module's weights land can change its speed (fastkernels/instances.py)."""
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import torch
 
-from fastkernels.instances import instance_count, rotating_call
+from fastkernels import evaluate
+from fastkernels.instances import build_order, instance_count, rotating_call
 from fastkernels.records import Status
 from scoring import score
 
@@ -29,6 +31,30 @@ def test_there_are_no_more_instances_than_input_sets():
     assert instance_count(4, state, sets=3, sides=2, device="cpu") == 3
     assert instance_count(4, state, sets=8, sides=2, device="cpu") == 4
     assert instance_count(1, state, sets=8, sides=2, device="cpu") == 1
+
+
+def test_the_side_built_first_alternates_from_one_instance_to_the_next():
+    assert build_order(["baseline", "candidate"], 1) == ["baseline", "candidate"]
+    assert build_order(["baseline", "candidate"], 2) == ["candidate", "baseline"]
+    assert build_order(["baseline", "candidate"], 3) == ["baseline", "candidate"]
+    assert build_order(["baseline"], 2) == ["baseline"]
+
+
+def test_the_extra_instances_of_a_case_are_built_in_alternating_order(monkeypatch):
+    # the first pair is built baseline first before this is reached; over four a side each side goes first twice
+    built: list[str] = []
+    monkeypatch.setattr(evaluate, "_instantiate", lambda impl, ctx, state, status, who: built.append(who) or who)
+    monkeypatch.setattr(evaluate, "run_rounds", lambda *args: None)
+    monkeypatch.setattr(evaluate, "_verify_integrity", lambda *args: None)
+    ctx = SimpleNamespace(harness=SimpleNamespace(instances=4, repeat_runs=1), device="cpu", integrity=None,
+                          plan=SimpleNamespace(manifest=SimpleNamespace(mutates=())))
+    impl = SimpleNamespace(name="torch_native")
+    sides = evaluate._more_instances(ctx, {"baseline": (impl, "baseline #1"), "candidate": (impl, "candidate #1")},
+                                     {"weight": torch.zeros(4)}, [], lambda *args: None, sets=8)
+    assert built == ["candidate #2", "torch_native #2", "torch_native #3", "candidate #3", "candidate #4",
+                     "torch_native #4"]
+    assert sides == {"baseline": ["baseline #1", "torch_native #2", "torch_native #3", "torch_native #4"],
+                     "candidate": ["candidate #1", "candidate #2", "candidate #3", "candidate #4"]}
 
 
 def test_a_noop_run_over_three_instances_a_side_passes_and_says_so(tmp_path):
