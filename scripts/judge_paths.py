@@ -22,8 +22,8 @@ ways, and in all three variants). `--candidate-first` lists the candidate first 
 of its sides (warm-ups, the first capture round, the names a pair's order is drawn from): if a replayed lean then
 turns round, the order of the sides carries it; if it stays, what the harness does for the checked side does.
 
-Usage: python scripts/judge_paths.py TASK CASE [--repeat 3] [--iterations 50] [--impl NAME] [--build-order ab|ba]
-       [--candidate-first]
+Usage: python scripts/judge_paths.py TASK CASE [--repeat 3] [--iterations 50] [--max-iterations N] [--impl NAME]
+       [--build-order ab|ba] [--candidate-first]
 (on the CPU: a cpu case, the eager path only, with the host clock)
 """
 
@@ -71,14 +71,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--impl", help="production implementation (default: the first available)")
     parser.add_argument("--repeat", type=int, default=3, help="rounds of the three variants")
     parser.add_argument("--iterations", type=int, default=50)
+    parser.add_argument("--max-iterations", type=int,
+                        help="the adaptive repetition's cap (default: the harness's, 3200 on a GPU, 400 on the CPU)")
     parser.add_argument("--build-order", choices=("ab", "ba"), default="ab",
                         help="ba builds the candidate side's instance first: does a lean follow the build order?")
     parser.add_argument("--candidate-first", action="store_true",
                         help="list the candidate side first: does a lean follow the order of the sides?")
     args = parser.parse_args(argv)
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    harness = HarnessConfig(**OmegaConf.to_container(OmegaConf.load(ROOT / "conf" / "harness" / "default.yaml"),
-                                                     resolve=True))
+    settings = OmegaConf.to_container(OmegaConf.load(ROOT / "conf" / "harness" / "default.yaml"), resolve=True)
+    if args.max_iterations is not None:
+        settings["max_iterations"] = args.max_iterations
+    harness = HarnessConfig(**settings)
     plan, impl, case = chosen_case(parser, args, device)
     manifest = plan.manifest
     tolerance = manifest.tolerance.get(case.dtype) or harness.tolerance[case.dtype]

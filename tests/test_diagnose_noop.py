@@ -47,7 +47,8 @@ def test_judge_paths_times_the_harness_loop_under_three_judges_and_summarises_ea
     # here with the instances built the other way round and the candidate listed first, which the header says
     script = SCRIPT.parent / "judge_paths.py"
     result = subprocess.run([sys.executable, str(script), "silu_and_mul", "cpu_odd", "--repeat", "1",
-                             "--iterations", "6", "--build-order", "ba", "--candidate-first"],
+                             "--iterations", "6", "--max-iterations", "24", "--build-order", "ba",
+                             "--candidate-first"],
                             capture_output=True, text=True, timeout=300, check=True)
     assert "; built ba; candidate listed first" in result.stdout, result.stdout
     rows = re.findall(r"^round 0 eager (\S+) +speedup (\S+) \[(\S+), (\S+)\]$", result.stdout, re.MULTILINE)
