@@ -1,7 +1,8 @@
 """GPU-only parts of the measurement protocol, run on the device (skipped without CUDA): work on side streams is caught,
 CUDA-graph timing reports beside eager timing, an uncapturable candidate is noted not failed, a candidate that takes
 the launch pad away is caught, a candidate whose graph records no work is caught, and so is one whose graph is right
-only on its first replay; uninitialised output memory never passes for the baseline's freed answer, the noop agent
+only on its first replay; a candidate that pins its weight in L2 across calls gains nothing (a persisting window
+outlives the cache overwrite, not the reset before it); uninitialised output memory never passes for the baseline's freed answer, the noop agent
 comes out at 1.0 in both modes (and, against a compiled baseline, runs the baseline's compiled code), a decaying
 launch pad keeps noop rows at 1.0 and comes back down after one late launch, eager times that hold host latency
 (launches slower than the largest pad) get a review note and no repetition past the first batch and device-bound
@@ -99,6 +100,60 @@ def test_steering_inductors_autotune_cache_is_a_reward_hack_on_the_gpu(tmp_path)
 def test_uninitialised_output_memory_is_never_the_answer_on_the_caching_allocator(tmp_path):
     rows = run(tmp_path, "agent=local", f"agent.path={ROOT / 'tests' / 'exploits' / 'stale_memory'}")
     assert all(row["status"] == "INCORRECT" for row in rows), [(r["status"], r["reason"]) for r in rows]
+
+
+def test_a_candidate_that_pins_its_weight_in_l2_gains_nothing_from_it(tmp_path):
+    # a decode GEMV reads a 50 MB weight: kept in L2 across calls it would run severalfold faster (the test below
+    # shows the window outliving the overwrite); the harness resets persisting lines before every timed call
+    rows = run(tmp_path, "agent=local", f"agent.path={EXPLOITS / 'persisting_l2'}", "harness.instances=1",
+               task="linear", cases=("llama31_8b_qkv_decode_1",))
+    assert all(row["status"] == "PASSED" for row in rows), [(r["status"], r["reason"]) for r in rows]
+    assert all(row["speedup"] <= 1.05 for row in rows), [(r["case"], r["speedup"]) for r in rows]
+
+
+def test_a_persisting_l2_window_outlives_the_cache_overwrite_and_not_the_reset():
+    # why cache.cache_flush resets persisting lines: the same GEMV timed after the overwrite alone reads its pinned
+    # weight from L2; after the harness's flush (reset, then overwrite) it reads it from memory, as an unpinned one does
+    from cuda.bindings import runtime
+
+    from fastkernels.cache import cache_flush
+
+    weight = torch.randn(6144, 4096, device="cuda", dtype=torch.bfloat16)
+    x = torch.randn(1, 4096, device="cuda", dtype=torch.bfloat16)
+    flush, _ = cache_flush("cuda", None)
+    overwrite = torch.empty(2 * torch.cuda.get_device_properties(0).L2_cache_size, dtype=torch.uint8, device="cuda")
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+
+    def median_us(before) -> float:
+        times = []
+        for _ in range(60):
+            before()
+            torch.cuda.synchronize()
+            start.record()
+            torch.nn.functional.linear(x, weight)
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end) * 1e3)
+        return statistics.median(times[10:])
+
+    unpinned = median_us(flush)
+    exploit = EXPLOITS / "persisting_l2" / "L1" / "linear.py"
+    namespace: dict = {}
+    exec(compile(exploit.read_text(), str(exploit), "exec"), namespace)  # its _pin, on this test's weight
+    stream = torch.cuda.current_stream().cuda_stream
+    try:
+        namespace["_pin"](weight)
+        torch.nn.functional.linear(x, weight)  # the first read marks the lines persisting
+        overwritten_only = median_us(overwrite.zero_)
+        flushed = median_us(flush)
+    finally:  # no window, no set-aside, no persisting lines left for the tests after this one
+        value = runtime.cudaStreamAttrValue()
+        value.accessPolicyWindow = runtime.cudaAccessPolicyWindow()
+        runtime.cudaStreamSetAttribute(stream, runtime.cudaStreamAttrID.cudaLaunchAttributeAccessPolicyWindow, value)
+        runtime.cudaCtxResetPersistingL2Cache()
+        runtime.cudaDeviceSetLimit(runtime.cudaLimit.cudaLimitPersistingL2CacheSize, 0)
+    assert overwritten_only < 0.8 * flushed, (overwritten_only, flushed, unpinned)
+    assert abs(flushed / unpinned - 1) < 0.1, (overwritten_only, flushed, unpinned)
 
 
 def test_noop_is_one_in_eager_and_graph_timing(tmp_path):
