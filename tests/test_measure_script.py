@@ -39,6 +39,20 @@ def test_the_lean_of_composed_rows_is_printed_beside_the_others(tmp_path):
            " the others: 1/2 (50%); geometric mean 1.0025\n" in out
 
 
+def test_the_lean_of_short_kernels_is_printed_beside_the_longer_ones(tmp_path):
+    # replayed, the lean sat on kernels under 100 us (H200, 2026-12-03); the split reads each row's own baseline time
+    workers = tmp_path / "run" / "workers"
+    workers.mkdir(parents=True)
+    rows = [_row("a", "c0", 0.99, [0.98, 1.00]) | {"graph_speedup": 0.98, "baseline_graph_ms": 0.02},
+            _row("a", "c1", 1.01, [1.00, 1.02]) | {"graph_speedup": 1.01, "baseline_graph_ms": 0.5, "baseline_ms": 0.5}]
+    (workers / "a.rows.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    out = noop_rows(tmp_path, "run")
+    assert "    baseline under 100 us: 1/1 (100%); geometric mean 0.9900; 100 us or more: 0/1 (0%);" \
+           " geometric mean 1.0100\n" in out
+    assert "    baseline under 100 us: 1/1 (100%); geometric mean 0.9800; 100 us or more: 0/1 (0%);" \
+           " geometric mean 1.0100\n" in out
+
+
 def test_noop_rows_and_worker_time_of_a_cut_short_run(tmp_path):
     workers = tmp_path / "run" / "workers"
     workers.mkdir(parents=True)
