@@ -1,14 +1,16 @@
 """Does the judge's path around timed calls bias a noop comparison? Times one implementation against a second
 instance of it with the harness's own timing loop (checks.time_rechecked: fresh inputs from seeds, the judge's round
-trips before and after every call, picked candidate outputs handed in and judged per batch), three ways:
+trips before and after every call, picked candidate outputs handed in and judged per batch), four ways:
 
   judged       the judge in its own process, as the harness runs: round trips over a pipe, a picked output copied
                and sent through CUDA IPC (shared memory on the CPU), where the judge clones it and synchronises
   in-process   the same requests served in this process: no second process, no IPC; a picked output still copied
   no-copies    in this process, and a picked output kept by reference, never copied (its verdict is not asked:
                the reference no longer holds that call's output by the batch's end)
+  no-picks     in this process, and no call picked at all (the batch's picks are answered as taken): the
+               candidate's calls then differ from the baseline's only in which ledger request draws their seed
 
-and, on a GPU, the same three over CUDA-graph replays (graphs.graph_fields, `graph_captures` captures a side), the
+and, on a GPU, the same four over CUDA-graph replays (graphs.graph_fields, `graph_captures` captures a side), the
 path where linear/llama31_8b_qkv_decode_1 reads 0.975-0.99 in 13 of 15 noop passes while 16 captures of two
 instances replayed without the judge agree within 0.6% (H200, 2026-12-03; docs/measurement.md). The variants run in
 turn, `--repeat` rounds, so drift hits each alike; a variant whose speedups sit below 1 where the others do not names
@@ -18,9 +20,10 @@ in 55-64% of their rows, against 48-49% before.
 Two switches separate an instance from its role. `--build-order ba` builds the candidate side's instance first; on
 the H200 (2026-12-03) linear's eager speedup followed the build order (1.011 built ab, 0.994 ba: the instance built
 second ran faster) while vit_attention/siglip_so400m_1_image's replayed speedup stayed with the role (0.992 both
-ways, and in all three variants). `--candidate-first` lists the candidate first wherever the harness takes the order
-of its sides (warm-ups, the first capture round, the names a pair's order is drawn from): if a replayed lean then
-turns round, the order of the sides carries it; if it stays, what the harness does for the checked side does.
+ways, and in the first three variants). `--candidate-first` lists the candidate first wherever the harness takes
+the order of its sides (warm-ups, the first capture round, the names a pair's order is drawn from): if a replayed
+lean then turns round, the order of the sides carries it; if it stays and `no-picks` keeps it too, nothing the
+harness does for the checked side does, and the device itself is left.
 
 Usage: python scripts/judge_paths.py TASK CASE [--repeat 3] [--iterations 50] [--max-iterations N] [--impl NAME]
        [--build-order ab|ba] [--candidate-first]
@@ -61,7 +64,7 @@ from fastkernels.timing import CudaEventClock, HostClock, paired_speedup, speedu
 sys.path.insert(0, str(ROOT / "scripts"))
 from diagnose_noop import chosen_case  # noqa: E402
 
-VARIANTS = ("judged", "in-process", "no-copies")
+VARIANTS = ("judged", "in-process", "no-copies", "no-picks")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -69,10 +72,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("task")
     parser.add_argument("case")
     parser.add_argument("--impl", help="production implementation (default: the first available)")
-    parser.add_argument("--repeat", type=int, default=3, help="rounds of the three variants")
+    parser.add_argument("--repeat", type=int, default=3, help="rounds of the four variants")
     parser.add_argument("--iterations", type=int, default=50)
     parser.add_argument("--max-iterations", type=int,
-                        help="the adaptive repetition's cap (default: the harness's, 3200 on a GPU, 400 on the CPU)")
+                        help="the adaptive repetition's cap (default: the harness's, 3200 on a GPU, 200 on the CPU)")
     parser.add_argument("--build-order", choices=("ab", "ba"), default="ab",
                         help="ba builds the candidate side's instance first: does a lean follow the build order?")
     parser.add_argument("--candidate-first", action="store_true",
@@ -113,13 +116,14 @@ def main(argv: list[str] | None = None) -> int:
         if variant == "judged":
             return judge, judge.judge_fresh
         rebuild = lambda seed: redrawn_inputs(manifest, case, sets[0], generator(device, seed))  # noqa: E731
-        return InProcessRecheckJudge(judge.judge_fresh, rebuild, copies=variant == "in-process"), judge.judge_fresh
+        kind = _NoPicks if variant == "no-picks" else InProcessRecheckJudge
+        return kind(judge.judge_fresh, rebuild, copies=variant == "in-process"), judge.judge_fresh
 
     def eager(variant: str) -> tuple[float, float, float]:
         ledger, judge_fresh = ledger_for(variant)
         recheck = TimedRecheck(manifest, case, device, args.iterations, harness.rechecks, flush, ledger)
         calls = {name: (lambda inputs, m=module: m(**inputs)) for name, module in sides.items()}
-        with torch.no_grad(), _copies(variant != "no-copies"):
+        with torch.no_grad(), _copies(variant not in ("no-copies", "no-picks")):
             samples, _, _ = time_rechecked(calls, sets, clock, recheck, judge_fresh, harness, device, harness.warmup,
                                            args.iterations, f"paths/{variant}", recheck.prepare, recheck.observe)
         low, high = speedup_ci95(samples["baseline"], samples["candidate"], clusters=len(sets))
@@ -129,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
         from fastkernels.graphs import graph_fields
 
         ledger, judge_fresh = ledger_for(variant)
-        with torch.no_grad(), _copies(variant != "no-copies"):
+        with torch.no_grad(), _copies(variant not in ("no-copies", "no-picks")):
             fields = graph_fields(manifest, case, dict(sides), sets[0], judge_fresh, ledger,
                                   clock, flush, harness.warmup, args.iterations, harness)
         if "graph_speedup" not in fields:
@@ -150,6 +154,22 @@ def main(argv: list[str] | None = None) -> int:
               f" ({min(values):.4f}..{max(values):.4f})")
     judge.close()
     return 0
+
+
+class _NoPicks(InProcessRecheckJudge):
+    """Never picks a call, and answers every batch's picks as taken and every account as adding up: a diagnosis of
+    the timing loop with the checked side's picks taken out, never a check of anything."""
+
+    def decide(self, index: int) -> bool:
+        return False
+
+    def verify_rechecks(self) -> tuple[int, int, list[tuple[int, int, Any]]]:
+        self.ledger.close_batch()
+        return 0, 1 << 30, []
+
+    def recheck_accounts(self, checked: bool) -> list[str]:
+        self.ledger.accounts(checked)
+        return []
 
 
 class _copies:

@@ -85,7 +85,7 @@ def test_task_selection_overrides_compose():
 def test_the_iteration_cap_is_read_per_device_unless_given():
     harness = composed().harness
     assert harness.max_iterations == "auto"
-    assert (harness.iteration_cap("cuda"), harness.iteration_cap("cpu")) == (3200, 400)
+    assert (harness.iteration_cap("cuda"), harness.iteration_cap("cpu")) == (3200, 200)
     assert composed("harness.max_iterations=24").harness.iteration_cap("cuda") == 24
 
 
