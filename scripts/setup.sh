@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # Creates .venv (if missing) and installs fastkernels with its test, scale-out and image-checking extras. Idempotent: a second run installs
-# nothing new. torch is pinned first so pip does not pull a different build through another package. --no-compile:
-# modules are byte-compiled as they are first imported, not all at install (a fresh venv here: 109 s -> 60 s, 2026-12-03).
+# nothing new. torch is pinned first so pip does not pull a different build through another package.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${PYTHON:-python3}
@@ -9,6 +8,6 @@ if [ ! -x .venv/bin/python ]; then
   "$python" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip 2>&1 | grep -v "is ignored" || true
-.venv/bin/python -m pip install -q --no-compile --disable-pip-version-check "torch==${FASTKERNELS_TORCH:-2.13.0}" 2>&1 | grep -v "is ignored" || true
-.venv/bin/python -m pip install -q --no-compile --disable-pip-version-check -e ".[test,scale,images]" 2>&1 | grep -v "is ignored" || true
+.venv/bin/python -m pip install -q --disable-pip-version-check "torch==${FASTKERNELS_TORCH:-2.13.0}" 2>&1 | grep -v "is ignored" || true
+.venv/bin/python -m pip install -q --disable-pip-version-check -e ".[test,scale,images]" 2>&1 | grep -v "is ignored" || true
 .venv/bin/python -c "import torch, triton, hydra, fastkernels; print('fastkernels ready: torch', torch.__version__, 'triton', triton.__version__)"
