@@ -25,8 +25,12 @@ the order of its sides (warm-ups, the first capture round, the names a pair's or
 lean then turns round, the order of the sides carries it; if it stays and `no-picks` keeps it too, nothing the
 harness does for the checked side does, and the device itself is left.
 
+`--per-capture` prints, for every replayed variant, the speedup of each capture index alone: captures come in rounds
+whose order turns round every round (graphs._capture_all: A0 B0 B1 A1 ...), so a lean that sits on the captures of
+one round parity, or on the very first capture of all, shows there and not in the others.
+
 Usage: python scripts/judge_paths.py TASK CASE [--repeat 3] [--iterations 50] [--max-iterations N] [--impl NAME]
-       [--build-order ab|ba] [--candidate-first]
+       [--build-order ab|ba] [--candidate-first] [--paths eager,graph] [--variants judged,...] [--per-capture]
 (on the CPU: a cpu case, the eager path only, with the host clock)
 """
 
@@ -80,11 +84,23 @@ def main(argv: list[str] | None = None) -> int:
                         help="ba builds the candidate side's instance first: does a lean follow the build order?")
     parser.add_argument("--candidate-first", action="store_true",
                         help="list the candidate side first: does a lean follow the order of the sides?")
+    parser.add_argument("--paths", default="eager,graph", help="comma-separated: eager, graph (graph on a GPU only)")
+    parser.add_argument("--variants", default=",".join(VARIANTS), help=f"comma-separated, of {', '.join(VARIANTS)}")
+    parser.add_argument("--per-capture", action="store_true",
+                        help="print each capture index's own speedup under replay (keeps the call times)")
     args = parser.parse_args(argv)
+    variants = [name for name in args.variants.split(",") if name]
+    if unknown := set(variants) - set(VARIANTS):
+        parser.error(f"--variants: unknown {', '.join(sorted(unknown))} (one of {', '.join(VARIANTS)})")
+    wanted_paths = [name for name in args.paths.split(",") if name]
+    if unknown := set(wanted_paths) - {"eager", "graph"}:
+        parser.error(f"--paths: unknown {', '.join(sorted(unknown))} (eager, graph)")
     device = "cuda" if torch.cuda.is_available() else "cpu"
     settings = OmegaConf.to_container(OmegaConf.load(ROOT / "conf" / "harness" / "default.yaml"), resolve=True)
     if args.max_iterations is not None:
         settings["max_iterations"] = args.max_iterations
+    if args.per_capture:
+        settings["keep_call_times"] = True
     harness = HarnessConfig(**settings)
     plan, impl, case = chosen_case(parser, args, device)
     manifest = plan.manifest
@@ -138,13 +154,20 @@ def main(argv: list[str] | None = None) -> int:
                                   clock, flush, harness.warmup, args.iterations, harness)
         if "graph_speedup" not in fields:
             raise SystemExit(f"not capturable: {fields.get('graph_note')}")
+        if args.per_capture:
+            per_capture = capture_speedups(fields["graph_call_times"])
+            for index, speedup in enumerate(per_capture):
+                by_capture.setdefault((variant, index), []).append(speedup)
+            print(f"  {variant} per capture: " + " ".join(f"{value:.4f}" for value in per_capture), flush=True)
         return fields["graph_speedup"], *fields["graph_speedup_ci95"]
 
-    paths = {"eager": eager, **({"graph": graphs} if device == "cuda" else {})}
+    by_capture: dict[tuple[str, int], list[float]] = {}
+    paths = {name: path for name, path in (("eager", eager), ("graph", graphs))
+             if name in wanted_paths and (name == "eager" or device == "cuda")}
     speedups: dict[tuple[str, str], list[float]] = {}
     for round_ in range(args.repeat):
         for path, timed in paths.items():
-            for variant in VARIANTS:
+            for variant in variants:
                 speedup, low, high = timed(variant)
                 speedups.setdefault((path, variant), []).append(speedup)
                 print(f"round {round_} {path:5s} {variant:10s} speedup {speedup:.4f} [{low:.4f}, {high:.4f}]",
@@ -152,8 +175,20 @@ def main(argv: list[str] | None = None) -> int:
     for (path, variant), values in speedups.items():
         print(f"{path:5s} {variant:10s} median speedup {float(np.median(values)):.4f} over {len(values)} rounds"
               f" ({min(values):.4f}..{max(values):.4f})")
+    for (variant, index), values in sorted(by_capture.items()):
+        print(f"graph {variant:10s} capture {index:2d} ({'first' if index % 2 == 0 else 'second'}-listed side captured"
+              f" first) geometric mean speedup {float(np.exp(np.mean(np.log(values)))):.4f} over {len(values)} rounds")
     judge.close()
     return 0
+
+
+def capture_speedups(times: Any) -> list[float]:
+    """Each capture index's own speedup: the median of baseline/candidate over the iterations that replayed it
+    (iteration i replays capture i mod `input_sets` of both sides)."""
+    ratios: list[list[float]] = [[] for _ in range(times.input_sets)]
+    for index, (base, cand) in enumerate(zip(times.baseline_ms, times.candidate_ms)):
+        ratios[index % times.input_sets].append(base / cand)
+    return [float(np.median(values)) if values else float("nan") for values in ratios]
 
 
 class _NoPicks(InProcessRecheckJudge):

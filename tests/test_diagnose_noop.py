@@ -58,3 +58,26 @@ def test_judge_paths_times_the_harness_loop_four_ways_and_summarises_each():
         assert float(low) <= float(speedup) <= float(high)
     assert len(re.findall(r"^eager (judged|in-process|no-copies|no-picks) +median speedup [\d.]+ over 1 rounds",
                           result.stdout, re.MULTILINE)) == 4
+
+
+def test_judge_paths_runs_only_the_variants_asked_for_and_names_an_unknown_one():
+    script = SCRIPT.parent / "judge_paths.py"
+    result = subprocess.run([sys.executable, str(script), "silu_and_mul", "cpu_odd", "--repeat", "1",
+                             "--iterations", "6", "--max-iterations", "12", "--variants", "no-picks"],
+                            capture_output=True, text=True, timeout=300, check=True)
+    assert re.findall(r"^round 0 eager (\S+) ", result.stdout, re.MULTILINE) == ["no-picks"], result.stdout
+    refused = subprocess.run([sys.executable, str(script), "silu_and_mul", "cpu_odd", "--variants", "judged,nope"],
+                             capture_output=True, text=True, timeout=300)
+    assert refused.returncode == 2 and "--variants: unknown nope" in refused.stderr
+
+
+def test_a_capture_index_speedup_takes_only_the_iterations_that_replayed_that_capture():
+    sys.path.insert(0, str(SCRIPT.parent))
+    from judge_paths import capture_speedups
+
+    from fastkernels.records import CallTimes
+
+    # two captures a side: iterations 0, 2, 4 replayed capture 0 (candidate 2x faster), 1, 3, 5 capture 1 (even)
+    times = CallTimes(baseline_ms=[2.0, 1.0, 2.0, 1.0, 2.0, 1.0], candidate_ms=[1.0, 1.0, 1.0, 1.0, 1.0, 1.0],
+                      first=["baseline"] * 6, rechecked=[], input_sets=2)
+    assert capture_speedups(times) == [2.0, 1.0]
