@@ -1,8 +1,14 @@
 """When does a persisting-L2 access-policy window keep a decode GEMV's weight in L2 across calls? The L2 exploit
 (tests/gpu/exploits/persisting_l2) and its GPU tests need a window that does pay, or their "gains nothing under the
-harness" says nothing. On the H200 (2026-12-03) a 50 MB weight under a window whose hit ratio filled the whole
-set-aside ran slower than unpinned (51 us behind the overwrite alone, 36 us unpinned): persisting lines that do not
-fit evict each other. This times F.linear(x, W) on a [1, K] input for several weight sizes and hit ratios:
+harness" says nothing. The GPU test's first run (H200, 2026-12-03) read a pinned 50 MB weight no faster behind the
+overwrite alone than behind the harness's flush (51 and 48 us, 36 unpinned), and two probes with this script found no
+weight size, hit ratio, reader or stream at which the window paid; but all three timed each call from an idle device,
+so their 25-50 us were mostly the host's launch of one op, whatever its size, and they tell nothing about L2.
+This times a reader of a weight W (`--reader gemv`: F.linear(x, W) on a [1, K] input; `sum`: W.sum(), a reduction
+that streams W at close to full bandwidth) for several weight sizes and hit ratios, on the current stream or
+(`--stream own`) on a stream of its own (a window is a stream attribute; torch's current stream is the legacy
+default one), every call timed by the harness's clock (timing.CudaEventClock: a spin kernel queued ahead of the
+start event, so the interval holds the device's work and not the host's launch):
 
   unpinned     no window; the harness's flush (persisting lines reset, 2x L2 overwritten) before every call
   hot          window on; nothing between calls (the weight as warm as L2 can keep it)
@@ -12,6 +18,7 @@ fit evict each other. This times F.linear(x, W) on a [1, K] input for several we
 The window is put on the current stream and taken off (set-aside back to 0, lines reset) after each size, so nothing
 outlasts the probe. It changes no clock, power or mode of the device: the set-aside is a limit of this process's
 context. Usage: python scripts/probe_persisting_l2.py [--sizes-mb 16,32,50] [--hit-fractions 1.0,0.5] [--calls 60]
+       [--reader gemv|sum] [--stream current|own]
 (extra words before the options are ignored, so scripts/device-session.sh's diagnose step can run it)
 """
 
@@ -29,6 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from fastkernels.cache import cache_flush  # noqa: E402
+from fastkernels.timing import CudaEventClock  # noqa: E402
 
 
 def _ok(result):  # noqa: ANN001, ANN202 - cuda-python's (error, value...) tuples
@@ -62,17 +70,10 @@ def set_window(tensor: torch.Tensor | None, set_aside: int, hit_ratio: float) ->
         _ok(runtime.cudaDeviceSetLimit(runtime.cudaLimit.cudaLimitPersistingL2CacheSize, 0))
 
 
-def median_us(call: Callable[[], object], before: Callable[[], object], calls: int) -> float:
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    times = []
-    for _ in range(calls):
-        before()
-        torch.cuda.synchronize()
-        start.record()
-        call()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) * 1e3)
+def median_us(clock: CudaEventClock, call: Callable[[], object], before: Callable[[], object] | None,
+              calls: int) -> float:
+    """The median device time of `call`, `before` run untimed ahead of every call, the first sixth left out."""
+    times = [clock.time_call(call, before, "probe") * 1e3 for _ in range(calls)]
     return statistics.median(times[calls // 6:])
 
 
@@ -83,7 +84,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hit-fractions", default="1.0,0.5",
                         help="the window's persisting bytes as fractions of the set-aside (hit ratio capped at 1)")
     parser.add_argument("--calls", type=int, default=60)
+    parser.add_argument("--reader", choices=("gemv", "sum"), default="gemv")
+    parser.add_argument("--stream", choices=("current", "own"), default="current")
     args = parser.parse_args(argv)
+    if args.stream == "own":
+        torch.cuda.set_stream(torch.cuda.Stream())
     from cuda.bindings import runtime
 
     device = torch.cuda.current_device()
@@ -92,25 +97,28 @@ def main(argv: list[str] | None = None) -> int:
     l2 = torch.cuda.get_device_properties(device).L2_cache_size
     print(f"{torch.cuda.get_device_name(device)}: L2 {l2 / 2**20:.1f} MiB, most persisting set-aside"
           f" {most / 2**20:.1f} MiB, widest window {widest / 2**20:.1f} MiB", flush=True)
+    clock = CudaEventClock(pad_us=50, max_pad_us=20000)
     flush, note = cache_flush("cuda", None)
     overwrite = torch.empty(2 * l2, dtype=torch.uint8, device="cuda")
-    print(f"harness flush: {note}", flush=True)
+    print(f"harness flush: {note}; reader {args.reader} on the {args.stream} stream"
+          f" ({torch.cuda.current_stream().cuda_stream:#x})", flush=True)
     in_features = 4096
     for size_mb in (float(value) for value in args.sizes_mb.split(",")):
         rows = max(1, int(size_mb * 2**20 / (2 * in_features)))
         weight = torch.randn(rows, in_features, device="cuda", dtype=torch.bfloat16)
         x = torch.randn(1, in_features, device="cuda", dtype=torch.bfloat16)
         nbytes = weight.numel() * weight.element_size()
-        gemv = lambda: torch.nn.functional.linear(x, weight)  # noqa: E731
-        unpinned = median_us(gemv, flush, args.calls)
+        reader = ((lambda: torch.nn.functional.linear(x, weight)) if args.reader == "gemv"  # noqa: E731
+                else (lambda: weight.sum(dtype=torch.float32)))
+        unpinned = median_us(clock, reader, flush, args.calls)
         for fraction in (float(value) for value in args.hit_fractions.split(",")):
             hit_ratio = min(1.0, fraction * most / nbytes)
             try:
                 set_window(weight, most, hit_ratio)
-                gemv()
-                hot = median_us(gemv, lambda: None, args.calls)
-                overwritten = median_us(gemv, overwrite.zero_, args.calls)
-                flushed = median_us(gemv, flush, args.calls)
+                reader()
+                hot = median_us(clock, reader, None, args.calls)
+                overwritten = median_us(clock, reader, overwrite.zero_, args.calls)
+                flushed = median_us(clock, reader, flush, args.calls)
             finally:
                 set_window(None, 0, 0.0)
             print(f"weight {nbytes / 2**20:5.1f} MiB, hit ratio {hit_ratio:.2f} ({hit_ratio * nbytes / 2**20:4.1f} MiB"

@@ -1,8 +1,8 @@
 """GPU-only parts of the measurement protocol, run on the device (skipped without CUDA): work on side streams is caught,
 CUDA-graph timing reports beside eager timing, an uncapturable candidate is noted not failed, a candidate that takes
 the launch pad away is caught, a candidate whose graph records no work is caught, and so is one whose graph is right
-only on its first replay; a candidate that pins its weight in L2 across calls gains nothing (a persisting window
-outlives the cache overwrite, not the reset before it); uninitialised output memory never passes for the baseline's freed answer, the noop agent
+only on its first replay; a candidate that pins its weight in L2 across calls gains nothing (its GEMV reads faster
+from L2, and after the harness's flush a pinned weight reads as an unpinned one); uninitialised output memory never passes for the baseline's freed answer, the noop agent
 comes out at 1.0 in both modes (and, against a compiled baseline, runs the baseline's compiled code), a decaying
 launch pad keeps noop rows at 1.0 and comes back down after one late launch, eager times that hold host latency
 (launches slower than the largest pad) get a review note and no repetition past the first batch and device-bound
@@ -103,38 +103,35 @@ def test_uninitialised_output_memory_is_never_the_answer_on_the_caching_allocato
 
 
 def test_a_candidate_that_pins_its_weight_in_l2_gains_nothing_from_it(tmp_path):
-    # a decode GEMV reads a 50 MB weight: kept in L2 across calls it would read most of it from L2, not from memory
-    # (the test below asserts at least 1.25x faster behind the overwrite alone; not yet measured on a GPU); the
-    # harness resets persisting lines before every timed call
+    # a decode GEMV reads a 50 MB weight: kept in L2 across calls it would read much of it from L2, not from memory
+    # (the test below asserts that such a read is faster, and that the harness's flush takes the gain away); the
+    # harness resets persisting lines and overwrites 2x L2 before every timed call
     rows = run(tmp_path, "agent=local", f"agent.path={EXPLOITS / 'persisting_l2'}", "harness.instances=1",
                task="linear", cases=("llama31_8b_qkv_decode_1",))
     assert all(row["status"] == "PASSED" for row in rows), [(r["status"], r["reason"]) for r in rows]
     assert all(row["speedup"] <= 1.05 for row in rows), [(r["case"], r["speedup"]) for r in rows]
 
 
-def test_a_persisting_l2_window_outlives_the_cache_overwrite_and_not_the_reset():
-    # why cache.cache_flush resets persisting lines: the same GEMV timed after the overwrite alone reads its pinned
-    # weight from L2; after the harness's flush (reset, then overwrite) it reads it from memory, as an unpinned one does
+def test_a_pinned_weight_reads_no_faster_than_an_unpinned_one_after_the_harness_flush():
+    # why the test above says something: the exploit's GEMV is faster with its weight left in L2 (no flush between
+    # calls), so there is a gain to take, and after the harness's flush (persisting lines reset, then 2x L2
+    # overwritten) the pinned weight reads as an unpinned one does. Whether the overwrite alone would have done it
+    # is printed, not asserted (scripts/probe_persisting_l2.py measures it); every call is timed behind the harness's
+    # launch pad: the first version of this test timed from an idle device and measured the host's launch (2026-12-03)
     from cuda.bindings import runtime
 
     from fastkernels.cache import cache_flush
+    from fastkernels.timing import CudaEventClock
 
     weight = torch.randn(6144, 4096, device="cuda", dtype=torch.bfloat16)
     x = torch.randn(1, 4096, device="cuda", dtype=torch.bfloat16)
     flush, _ = cache_flush("cuda", None)
     overwrite = torch.empty(2 * torch.cuda.get_device_properties(0).L2_cache_size, dtype=torch.uint8, device="cuda")
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    clock = CudaEventClock(pad_us=50, max_pad_us=20000)
 
     def median_us(before) -> float:
-        times = []
-        for _ in range(60):
-            before()
-            torch.cuda.synchronize()
-            start.record()
-            torch.nn.functional.linear(x, weight)
-            end.record()
-            end.synchronize()
-            times.append(start.elapsed_time(end) * 1e3)
+        times = [clock.time_call(lambda: torch.nn.functional.linear(x, weight), before, "l2") * 1e3
+                 for _ in range(60)]
         return statistics.median(times[10:])
 
     unpinned = median_us(flush)
@@ -145,6 +142,7 @@ def test_a_persisting_l2_window_outlives_the_cache_overwrite_and_not_the_reset()
     try:
         namespace["_pin"](weight)
         torch.nn.functional.linear(x, weight)  # the first read marks the lines persisting
+        hot = median_us(None)
         overwritten_only = median_us(overwrite.zero_)
         flushed = median_us(flush)
     finally:  # no window, no set-aside, no persisting lines left for the tests after this one
@@ -153,8 +151,10 @@ def test_a_persisting_l2_window_outlives_the_cache_overwrite_and_not_the_reset()
         runtime.cudaStreamSetAttribute(stream, runtime.cudaStreamAttrID.cudaLaunchAttributeAccessPolicyWindow, value)
         runtime.cudaCtxResetPersistingL2Cache()
         runtime.cudaDeviceSetLimit(runtime.cudaLimit.cudaLimitPersistingL2CacheSize, 0)
-    assert overwritten_only < 0.8 * flushed, (overwritten_only, flushed, unpinned)
-    assert abs(flushed / unpinned - 1) < 0.1, (overwritten_only, flushed, unpinned)
+    times = {"unpinned": unpinned, "hot": hot, "overwritten_only": overwritten_only, "flushed": flushed}
+    print(f"pinned GEMV, us: {times}")
+    assert hot < 0.9 * flushed, times
+    assert flushed > 0.95 * unpinned, times
 
 
 def test_noop_is_one_in_eager_and_graph_timing(tmp_path):
