@@ -17,13 +17,15 @@ turn, `--repeat` rounds, so drift hits each alike; a variant whose speedups sit 
 what in the judge's path does it. Noop passes since the judge took the rechecks (twenty-seventh session) read below 1
 in 55-64% of their rows, against 48-49% before.
 
-Two switches separate an instance from its role. `--build-order ba` builds the candidate side's instance first; on
-the H200 (2026-12-03) linear's eager speedup followed the build order (1.011 built ab, 0.994 ba: the instance built
-second ran faster) while vit_attention/siglip_so400m_1_image's replayed speedup stayed with the role (0.992 both
-ways, and in the first three variants). `--candidate-first` lists the candidate first wherever the harness takes
-the order of its sides (warm-ups, the first capture round, the names a pair's order is drawn from): if a replayed
-lean then turns round, the order of the sides carries it; if it stays and `no-picks` keeps it too, nothing the
-harness does for the checked side does, and the device itself is left.
+Two switches separate an instance from its role. `--build-order ba` builds the candidate side's instance first;
+`--candidate-first` lists the candidate first wherever the harness takes the order of its sides (warm-ups, the
+first capture round, the names a pair's order is drawn from). Read them against the draw each process makes: on the
+H200 (2026-12-03) one linear decode GEMV pair, always built ab, read 0.992-1.014 eager and 0.999-1.010 replayed in
+the three processes that listed the baseline first (0.988-1.014 and 0.991-1.010 over all six), each process's rounds
+within a few tenths of a percent of each other, so one process per setting says nothing about the setting (the
+thirty-first session's 1.011 built ab against 0.994 ba was such a pair).
+Listed candidate first, linear's replayed speedup went down in three of four pairs of processes and vit_attention's
+(siglip_so400m_1_image) up in both of its pairs: no order effect that holds across cases.
 
 `--per-capture` prints, for every replayed variant, the speedup of each capture index alone: captures come in rounds
 whose order turns round every round (graphs._capture_all: A0 B0 B1 A1 ...), so a lean that sits on the captures of
