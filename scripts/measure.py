@@ -16,6 +16,7 @@ On the CPU it runs the same steps on the CPU cases (fp32 GEMM, host clock); the 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import re
@@ -282,6 +283,24 @@ def _lean(rows: list[dict], field: str) -> str:
     return f"{below}/{len(rows)} ({100 * below / len(rows):.0f}%); geometric mean {mean:.4f}"
 
 
+@functools.cache
+def holds_weights(task: str) -> bool | None:
+    """Whether `task`'s module holds any weights (its reference state on a CPU case has a tensor with elements);
+    None for a task this checkout does not have."""
+    from fastkernels.build import reference_state
+    from fastkernels.config import BaselineConfig
+    from fastkernels.plan import plan_task
+    from fastkernels.registry import Registry, UnknownTaskError
+
+    try:
+        plan = plan_task(Registry(), task, "cpu", BaselineConfig(name="production"), None, "independent")
+    except UnknownTaskError:
+        return None
+    case = next(case for case in plan.manifest.cases if case.tier == "cpu")
+    state = reference_state(plan.manifest, case, plan.eager.cls, plan.eager.components, "cpu", 0)
+    return any(tensor.numel() for tensor in state.values())
+
+
 def _deviations(rows: list[dict], field: str, head: str) -> tuple[float, float]:
     """Print `head` with the median and max |1 - s| of `field` over `rows` and how many are over 2% and 1%."""
     deviation = [abs(1 - row[field]) for row in rows]
@@ -306,6 +325,14 @@ def _deviations(rows: list[dict], field: str, head: str) -> tuple[float, float]:
     if short and long:
         print(f"    baseline under {SHORT_MS * 1e3:.0f} us: {_lean(short, field)}; {SHORT_MS * 1e3:.0f} us or more:"
               f" {_lean(long, field)}", flush=True)
+    # ... and by whether the task's module holds weights: where weights land is one suspect, and tasks without any
+    # (pure functions, mostly one compiled function both sides call) leaned as much on the H200 (60% and 64% below 1
+    # eager and replayed over 188 rows of two passes, 2026-12-03), which cleared it
+    held = {task: holds_weights(task) for task in {row["task"] for row in rows}}
+    weighted = [row for row in rows if held[row["task"]] is True]
+    weightless = [row for row in rows if held[row["task"]] is False]
+    if weighted and weightless:
+        print(f"    tasks with weights: {_lean(weighted, field)}; without: {_lean(weightless, field)}", flush=True)
     # a noop's speedup is 1 by construction: how often its interval holds 1 checks the interval itself, and a row
     # further than 1% whose interval excludes 1 is a bias of the setting (an instance, a capture), not noise
     with_interval = [row for row in rows if row.get(f"{field}_ci95")]

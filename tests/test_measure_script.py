@@ -239,3 +239,16 @@ def test_two_passes_are_compared_on_the_tasks_they_share(tmp_path):
     assert "only the 2 tasks of 1 other run(s)" in out
     assert "noop: 1/1 rows PASSED over 1 tasks" in out  # task b alone: a is not in the other run
     assert "worker time: 3 s for 1 task-cases of 1 tasks" in out
+
+
+def test_the_lean_of_tasks_with_weights_is_printed_beside_that_of_tasks_without(tmp_path):
+    # where an instance's weights land was a suspect of the lean; a task's module is asked whether it holds any
+    # (rms_norm holds its scale, silu_and_mul none), and a task this checkout lacks is left out of the split
+    workers = tmp_path / "run" / "workers"
+    workers.mkdir(parents=True)
+    rows = [_row("rms_norm", "c0", 0.99, [0.98, 1.00]), _row("rms_norm", "c1", 1.01, [1.00, 1.02]),
+            _row("silu_and_mul", "c0", 0.98, [0.97, 0.99]), _row("no_such_task", "c0", 0.97, [0.96, 0.98])]
+    (workers / "all.rows.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    out = noop_rows(tmp_path, "run")
+    assert "    tasks with weights: 1/2 (50%); geometric mean 0.9999; without: 1/1 (100%); geometric mean 0.9800\n" \
+        in out, out
