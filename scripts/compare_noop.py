@@ -5,7 +5,9 @@ For every (task, case) PASSED in both sets of runs it compares the noop speedups
 have one): the correlation of their logs over all common cases, and each case further than `--over` from 1 in either
 set, with both values and whether they agree in sign. On the H200 (2026-12-02) the fifteenth/sixteenth sessions'
 pass against the twentieth's: the cases over 1% kept their sign and size (convnext_block 0.989 and 0.989,
-inverted_residual 1.017 and 1.010), though over all cases the correlation was 0.21: most rows are noise.
+inverted_residual 1.017 and 1.010), though over all cases the correlation was 0.21: most rows are noise. It also
+prints how many of the common cases read below 1 in each set: a noop has no side to lean to, so the share tells
+whether a change (a setting, a harness) moved the candidate-side lean on the same cases.
 
 Usage: python scripts/compare_noop.py --a RUN [RUN ...] --b RUN [RUN ...] [--over 0.005] [--graphs]
 """
@@ -44,9 +46,19 @@ def correlation(pairs: list[tuple[float, float]]) -> float:
         return math.nan
 
 
+def lean(values: list[float]) -> str:
+    """"B/N (P%, geometric mean G)": how many speedups read below 1, and their geometric mean."""
+    below = sum(value < 1 for value in values)
+    mean = math.exp(statistics.fmean(math.log(value) for value in values))
+    return f"{below}/{len(values)} ({100 * below / len(values):.0f}%, geometric mean {mean:.4f})"
+
+
 def compare(a: dict[Key, float], b: dict[Key, float], over: float) -> list[str]:
     common = sorted(set(a) & set(b))
     lines = [f"{len(common)} cases in both; correlation of log speedups {correlation([(a[k], b[k]) for k in common]):.3f}"]
+    if common:  # the candidate-side lean of each set on the same cases (a noop has no side to lean to)
+        lines.append("below 1 on those cases: " + "; ".join(f"{name} {lean([found[k] for k in common])}"
+                                                            for name, found in (("a", a), ("b", b))))
     moved = [k for k in common if abs(a[k] - 1) > over or abs(b[k] - 1) > over]
     same = [k for k in moved if (a[k] - 1) * (b[k] - 1) > 0]
     lines.append(f"{len(moved)} further than {over:.1%} from 1 in either; {len(same)} of them on the same side in both")
