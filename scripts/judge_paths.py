@@ -9,6 +9,12 @@ trips before and after every call, picked candidate outputs handed in and judged
                the reference no longer holds that call's output by the batch's end)
   no-picks     in this process, and no call picked at all (the batch's picks are answered as taken): the
                candidate's calls then differ from the baseline's only in which ledger request draws their seed
+  swapped      as judged, with the instances' roles swapped: the baseline's instance is the checked one (its calls
+               picked and handed to the judge), and the speedup is turned round so that it still reads the
+               baseline's instance's time over the candidate's. A process draws its pair's speed ratio, but every
+               variant of one process shares that draw, so judged against swapped, round by round, tells whether
+               being the checked side (the picks, the hand-in through CUDA IPC) slows a side: it would read below 1
+               judged and above 1 swapped
 
 and, on a GPU, the same four over CUDA-graph replays (graphs.graph_fields, `graph_captures` captures a side), the
 path where linear/llama31_8b_qkv_decode_1 reads 0.975-0.99 in 13 of 15 noop passes while 16 captures of two
@@ -70,7 +76,7 @@ from fastkernels.timing import CudaEventClock, HostClock, paired_speedup, speedu
 sys.path.insert(0, str(ROOT / "scripts"))
 from diagnose_noop import chosen_case  # noqa: E402
 
-VARIANTS = ("judged", "in-process", "no-copies", "no-picks")
+VARIANTS = ("judged", "in-process", "no-copies", "no-picks", "swapped")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -128,10 +134,20 @@ def main(argv: list[str] | None = None) -> int:
     sides = {"candidate": b, "baseline": a} if args.candidate_first else {"baseline": a, "candidate": b}
     flush, note = cache_flush(device, 60.0 if device == "cuda" else 32.0)
     print(f"{manifest.name}/{case.name} impl {impl.name} on {device} ({clock.name}; {note}); {args.repeat} rounds of"
-          f" {', '.join(VARIANTS)}; built {args.build_order}; {next(iter(sides))} listed first", flush=True)
+          f" {', '.join(variants)}; built {args.build_order}; {next(iter(sides))} listed first", flush=True)
+
+    def named(variant: str) -> dict[str, Any]:
+        """The sides as the harness names them: `swapped` gives the baseline's instance the checked role."""
+        if variant != "swapped":
+            return sides
+        return {("candidate" if module is a else "baseline"): module for module in sides.values()}
+
+    def oriented(variant: str, speedup: float, low: float, high: float) -> tuple[float, float, float]:
+        """The speedup as the baseline's instance's time over the candidate's, whichever role each played."""
+        return (1 / speedup, 1 / high, 1 / low) if variant == "swapped" else (speedup, low, high)
 
     def ledger_for(variant: str) -> tuple[Any, Callable[[Any, Any], Any]]:
-        if variant == "judged":
+        if variant in ("judged", "swapped"):
             return judge, judge.judge_fresh
         rebuild = lambda seed: redrawn_inputs(manifest, case, sets[0], generator(device, seed))  # noqa: E731
         kind = _NoPicks if variant == "no-picks" else InProcessRecheckJudge
@@ -140,28 +156,29 @@ def main(argv: list[str] | None = None) -> int:
     def eager(variant: str) -> tuple[float, float, float]:
         ledger, judge_fresh = ledger_for(variant)
         recheck = TimedRecheck(manifest, case, device, args.iterations, harness.rechecks, flush, ledger)
-        calls = {name: (lambda inputs, m=module: m(**inputs)) for name, module in sides.items()}
+        calls = {name: (lambda inputs, m=module: m(**inputs)) for name, module in named(variant).items()}
         with torch.no_grad(), _copies(variant not in ("no-copies", "no-picks")):
             samples, _, _ = time_rechecked(calls, sets, clock, recheck, judge_fresh, harness, device, harness.warmup,
                                            args.iterations, f"paths/{variant}", recheck.prepare, recheck.observe)
         low, high = speedup_ci95(samples["baseline"], samples["candidate"], clusters=len(sets))
-        return paired_speedup(samples["baseline"], samples["candidate"]), low, high
+        return oriented(variant, paired_speedup(samples["baseline"], samples["candidate"]), low, high)
 
     def graphs(variant: str) -> tuple[float, float, float]:
         from fastkernels.graphs import graph_fields
 
         ledger, judge_fresh = ledger_for(variant)
         with torch.no_grad(), _copies(variant not in ("no-copies", "no-picks")):
-            fields = graph_fields(manifest, case, dict(sides), sets[0], judge_fresh, ledger,
+            fields = graph_fields(manifest, case, dict(named(variant)), sets[0], judge_fresh, ledger,
                                   clock, flush, harness.warmup, args.iterations, harness)
         if "graph_speedup" not in fields:
             raise SystemExit(f"not capturable: {fields.get('graph_note')}")
         if args.per_capture:
-            per_capture = capture_speedups(fields["graph_call_times"])
+            per_capture = [oriented(variant, value, value, value)[0]
+                           for value in capture_speedups(fields["graph_call_times"])]
             for index, speedup in enumerate(per_capture):
                 by_capture.setdefault((variant, index), []).append(speedup)
             print(f"  {variant} per capture: " + " ".join(f"{value:.4f}" for value in per_capture), flush=True)
-        return fields["graph_speedup"], *fields["graph_speedup_ci95"]
+        return oriented(variant, fields["graph_speedup"], *fields["graph_speedup_ci95"])
 
     by_capture: dict[tuple[str, int], list[float]] = {}
     paths = {name: path for name, path in (("eager", eager), ("graph", graphs))
@@ -177,6 +194,12 @@ def main(argv: list[str] | None = None) -> int:
     for (path, variant), values in speedups.items():
         print(f"{path:5s} {variant:10s} median speedup {float(np.median(values)):.4f} over {len(values)} rounds"
               f" ({min(values):.4f}..{max(values):.4f})")
+    for path in paths:  # within one process, round by round: does the checked role slow the side that plays it?
+        judged, swapped = speedups.get((path, "judged"), []), speedups.get((path, "swapped"), [])
+        if judged and swapped:
+            logs = [float(np.log(x / y)) for x, y in zip(judged, swapped)]
+            print(f"{path:5s} judged/swapped per round: mean {100 * float(np.mean(logs)):+.2f}%, below 1 in"
+                  f" {sum(value < 0 for value in logs)} of {len(logs)} rounds (below 1: the checked side is slower)")
     for (variant, index), values in sorted(by_capture.items()):
         print(f"graph {variant:10s} capture {index:2d} ({'first' if index % 2 == 0 else 'second'}-listed side captured"
               f" first) geometric mean speedup {float(np.exp(np.mean(np.log(values)))):.4f} over {len(values)} rounds")

@@ -43,8 +43,8 @@ def test_kernels_profiles_both_instances_and_lists_each_kernels_time_side_by_sid
 
 
 def test_judge_paths_times_the_harness_loop_four_ways_and_summarises_each():
-    # scripts/judge_paths.py: the judge in its own process, in this process, in this process without copies, and
-    # without picks;
+    # scripts/judge_paths.py: the judge in its own process, in this process, in this process without copies,
+    # without picks, and with the roles swapped (the baseline's instance checked);
     # here with the instances built the other way round and the candidate listed first, which the header says
     script = SCRIPT.parent / "judge_paths.py"
     result = subprocess.run([sys.executable, str(script), "silu_and_mul", "cpu_odd", "--repeat", "1",
@@ -53,11 +53,15 @@ def test_judge_paths_times_the_harness_loop_four_ways_and_summarises_each():
                             capture_output=True, text=True, timeout=300, check=True)
     assert "; built ba; candidate listed first" in result.stdout, result.stdout
     rows = re.findall(r"^round 0 eager (\S+) +speedup (\S+) \[(\S+), (\S+)\]$", result.stdout, re.MULTILINE)
-    assert [variant for variant, *_ in rows] == ["judged", "in-process", "no-copies", "no-picks"], result.stdout
+    assert [variant for variant, *_ in rows] == ["judged", "in-process", "no-copies", "no-picks", "swapped"], \
+        result.stdout
     for _, speedup, low, high in rows:
         assert float(low) <= float(speedup) <= float(high)
-    assert len(re.findall(r"^eager (judged|in-process|no-copies|no-picks) +median speedup [\d.]+ over 1 rounds",
-                          result.stdout, re.MULTILINE)) == 4
+    assert len(re.findall(r"^eager (judged|in-process|no-copies|no-picks|swapped) +median speedup [\d.]+ over 1 rounds",
+                          result.stdout, re.MULTILINE)) == 5
+    # judged against swapped within the process: the checked role played by each instance in turn
+    assert re.search(r"^eager judged/swapped per round: mean [+-][\d.]+%, below 1 in [01] of 1 rounds", result.stdout,
+                     re.MULTILINE), result.stdout
 
 
 def test_judge_paths_runs_only_the_variants_asked_for_and_names_an_unknown_one():
