@@ -14,9 +14,9 @@ trips before and after every call, picked candidate outputs handed in and judged
                baseline's instance's time over the candidate's. A process draws its pair's speed ratio, but every
                variant of one process shares that draw, so judged against swapped, round by round, tells whether
                being the checked side (the picks, the hand-in through CUDA IPC) slows a side: it would read below 1
-               judged and above 1 swapped
+               judged and above 1 swapped. The instances keep their order in every variant; only the roles move
 
-and, on a GPU, the same four over CUDA-graph replays (graphs.graph_fields, `graph_captures` captures a side), the
+and, on a GPU, the same over CUDA-graph replays (graphs.graph_fields, `graph_captures` captures a side), the
 path where linear/llama31_8b_qkv_decode_1 reads 0.975-0.99 in 13 of 15 noop passes while 16 captures of two
 instances replayed without the judge agree within 0.6% (H200, 2026-12-03; docs/measurement.md). The variants run in
 turn, `--repeat` rounds, so drift hits each alike; a variant whose speedups sit below 1 where the others do not names
