@@ -1,6 +1,6 @@
 """Does the judge's path around timed calls bias a noop comparison? Times one implementation against a second
 instance of it with the harness's own timing loop (checks.time_rechecked: fresh inputs from seeds, the judge's round
-trips before and after every call, picked candidate outputs handed in and judged per batch), four ways:
+trips before and after every call, picked candidate outputs handed in and judged per batch), five ways:
 
   judged       the judge in its own process, as the harness runs: round trips over a pipe, a picked output copied
                and sent through CUDA IPC (shared memory on the CPU), where the judge clones it and synchronises
