@@ -47,17 +47,18 @@ def correlation(pairs: list[tuple[float, float]]) -> float:
 
 
 def lean(values: list[float]) -> str:
-    """"B/N (P%, geometric mean G)": how many speedups read below 1, and their geometric mean."""
+    """"B/N (P%); geometric mean G": how many speedups read below 1, and their geometric mean (a noop has no side
+    to lean to; scripts/measure.py prints its splits of the lean with this too)."""
     below = sum(value < 1 for value in values)
     mean = math.exp(statistics.fmean(math.log(value) for value in values))
-    return f"{below}/{len(values)} ({100 * below / len(values):.0f}%, geometric mean {mean:.4f})"
+    return f"{below}/{len(values)} ({100 * below / len(values):.0f}%); geometric mean {mean:.4f}"
 
 
 def compare(a: dict[Key, float], b: dict[Key, float], over: float) -> list[str]:
     common = sorted(set(a) & set(b))
     lines = [f"{len(common)} cases in both; correlation of log speedups {correlation([(a[k], b[k]) for k in common]):.3f}"]
     if common:  # the candidate-side lean of each set on the same cases (a noop has no side to lean to)
-        lines.append("below 1 on those cases: " + "; ".join(f"{name} {lean([found[k] for k in common])}"
+        lines.append("below 1 on those cases: " + ", ".join(f"{name} {lean([found[k] for k in common])}"
                                                             for name, found in (("a", a), ("b", b))))
     moved = [k for k in common if abs(a[k] - 1) > over or abs(b[k] - 1) > over]
     same = [k for k in moved if (a[k] - 1) * (b[k] - 1) > 0]

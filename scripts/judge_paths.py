@@ -39,6 +39,7 @@ one round parity, or on the very first capture of all, shows there and not in th
 
 Usage: python scripts/judge_paths.py TASK CASE [--repeat 3] [--iterations 50] [--max-iterations N] [--impl NAME]
        [--build-order ab|ba] [--candidate-first] [--paths eager,graph] [--variants judged,...] [--per-capture]
+       python scripts/judge_paths.py --summarize LOG ...   (judged against the other variants, from earlier output)
 (on the CPU: a cpu case, the eager path only, with the host clock)
 """
 
@@ -46,6 +47,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -81,10 +83,10 @@ VARIANTS = ("judged", "in-process", "no-copies", "no-picks", "swapped")
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("task")
-    parser.add_argument("case")
+    parser.add_argument("task", nargs="?")
+    parser.add_argument("case", nargs="?")
     parser.add_argument("--impl", help="production implementation (default: the first available)")
-    parser.add_argument("--repeat", type=int, default=3, help="rounds of the four variants")
+    parser.add_argument("--repeat", type=int, default=3, help="rounds of the variants")
     parser.add_argument("--iterations", type=int, default=50)
     parser.add_argument("--max-iterations", type=int,
                         help="the adaptive repetition's cap (default: the harness's, 3200 on a GPU, 200 on the CPU)")
@@ -96,7 +98,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--variants", default=",".join(VARIANTS), help=f"comma-separated, of {', '.join(VARIANTS)}")
     parser.add_argument("--per-capture", action="store_true",
                         help="print each capture index's own speedup under replay (keeps the call times)")
+    parser.add_argument("--summarize", nargs="+", type=Path, metavar="LOG",
+                        help="time nothing: read the `round ...` lines of earlier runs' output and print, per file,"
+                             " judged against each other variant round by round")
     args = parser.parse_args(argv)
+    if args.summarize:
+        for log in args.summarize:
+            try:
+                lines = against_judged(rounds_in(log.read_text()))
+            except OSError as error:
+                parser.error(f"--summarize: {error}")
+            print(f"{log}:" + "".join(f"\n  {line}" for line in lines or ["no rounds of judged and another variant"]))
+        return 0
+    if args.task is None or args.case is None:
+        parser.error("TASK and CASE are required (unless --summarize)")
     variants = [name for name in args.variants.split(",") if name]
     if unknown := set(variants) - set(VARIANTS):
         parser.error(f"--variants: unknown {', '.join(sorted(unknown))} (one of {', '.join(VARIANTS)})")
@@ -194,17 +209,39 @@ def main(argv: list[str] | None = None) -> int:
     for (path, variant), values in speedups.items():
         print(f"{path:5s} {variant:10s} median speedup {float(np.median(values)):.4f} over {len(values)} rounds"
               f" ({min(values):.4f}..{max(values):.4f})")
-    for path in paths:  # within one process, round by round: does the checked role slow the side that plays it?
-        judged, swapped = speedups.get((path, "judged"), []), speedups.get((path, "swapped"), [])
-        if judged and swapped:
-            logs = [float(np.log(x / y)) for x, y in zip(judged, swapped)]
-            print(f"{path:5s} judged/swapped per round: mean {100 * float(np.mean(logs)):+.2f}%, below 1 in"
-                  f" {sum(value < 0 for value in logs)} of {len(logs)} rounds (below 1: the checked side is slower)")
+    for line in against_judged(speedups):
+        print(line)
     for (variant, index), values in sorted(by_capture.items()):
         print(f"graph {variant:10s} capture {index:2d} ({'first' if index % 2 == 0 else 'second'}-listed side captured"
               f" first) geometric mean speedup {float(np.exp(np.mean(np.log(values)))):.4f} over {len(values)} rounds")
     judge.close()
     return 0
+
+
+ROUND_LINE = re.compile(r"^round (\d+) (eager|graph) (\S+) +speedup (\S+)", re.MULTILINE)
+
+
+def rounds_in(output: str) -> dict[tuple[str, str], list[float]]:
+    """(path, variant) -> the speedup of each round, from this script's `round ...` output lines."""
+    speedups: dict[tuple[str, str], list[float]] = {}
+    for match in ROUND_LINE.finditer(output):
+        speedups.setdefault((match[2], match[3]), []).append(float(match[4]))
+    return speedups
+
+
+def against_judged(speedups: dict[tuple[str, str], list[float]]) -> list[str]:
+    """Per path, `judged` against each other variant round by round: the variants of one process share its draw of
+    the pair's speed ratio, so only their ratio within a round says what the variant changed. Below 1 means the
+    candidate side reads slower judged; against `swapped`, that the checked role slows its side."""
+    lines = []
+    for (path, variant), values in speedups.items():
+        judged = speedups.get((path, "judged"), [])
+        if variant == "judged" or not judged:
+            continue
+        logs = [float(np.log(x / y)) for x, y in zip(judged, values)]
+        lines.append(f"{path:5s} judged/{variant} per round: mean {100 * float(np.mean(logs)):+.2f}%, below 1 in"
+                     f" {sum(value < 0 for value in logs)} of {len(logs)} rounds")
+    return lines
 
 
 def capture_speedups(times: Any) -> list[float]:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import functools
 import json
-import math
 import re
 import statistics
 import subprocess
@@ -32,6 +31,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from fastkernels.phases import phase_name  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "scripts"))
+from compare_noop import lean  # noqa: E402
 
 
 def ceilings(device: str) -> dict[str, float]:
@@ -277,10 +279,8 @@ SHORT_MS = 0.1  # a kernel under 100 us: where the replayed lean sits (_deviatio
 
 
 def _lean(rows: list[dict], field: str) -> str:
-    """"B/N (P%); geometric mean G": how many of the rows' `field` read below 1, and their geometric mean."""
-    below = sum(row[field] < 1 for row in rows)
-    mean = math.exp(statistics.fmean(math.log(row[field]) for row in rows))
-    return f"{below}/{len(rows)} ({100 * below / len(rows):.0f}%); geometric mean {mean:.4f}"
+    """"B/N (P%); geometric mean G" of the rows' `field` (compare_noop.lean)."""
+    return lean([row[field] for row in rows])
 
 
 @functools.cache
@@ -325,9 +325,10 @@ def _deviations(rows: list[dict], field: str, head: str) -> tuple[float, float]:
     if short and long:
         print(f"    baseline under {SHORT_MS * 1e3:.0f} us: {_lean(short, field)}; {SHORT_MS * 1e3:.0f} us or more:"
               f" {_lean(long, field)}", flush=True)
-    # ... and by whether the task's module holds weights: where weights land is one suspect, and tasks without any
-    # (pure functions, mostly one compiled function both sides call) leaned as much on the H200 (60% and 64% below 1
-    # eager and replayed over 188 rows of two passes, 2026-12-03), which cleared it
+    # ... and by whether the task's module holds weights: where weights land was one suspect, and tasks without any
+    # (pure functions, mostly one compiled function both sides call) leaned as much or more on the H200 (2026-12-03:
+    # 56% eager and 59% replayed below 1 without weights, 58% and 59% with, over the complete pass at 61c8ba7fb37f;
+    # docs/results/h200-2026-12-03-thirty-second/measure-noop-61c8-337-rows-with-weights-split.txt), which cleared it
     held = {task: holds_weights(task) for task in {row["task"] for row in rows}}
     weighted = [row for row in rows if held[row["task"]] is True]
     weightless = [row for row in rows if held[row["task"]] is False]

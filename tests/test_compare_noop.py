@@ -18,8 +18,8 @@ def test_cases_off_in_either_pass_are_listed_with_whether_they_kept_their_side(t
                            "--over", "0.01"], capture_output=True, text=True, check=True)
     lines = done.stdout.splitlines()
     assert lines[0].startswith("4 cases in both; correlation of log speedups ")  # "new" and the failed row left out
-    assert lines[1] == "below 1 on those cases: a 2/4 (50%, geometric mean 1.0002); b 3/4 (75%, geometric mean" \
-                       " 0.9960)"
+    assert lines[1] == "below 1 on those cases: a 2/4 (50%); geometric mean 1.0002, b 3/4 (75%); geometric mean" \
+                       " 0.9960"
     assert lines[2] == "2 further than 1.0% from 1 in either; 1 of them on the same side in both"
     assert lines[3:] == ["  t/noisy: 1.0120 0.9950 (opposite)", "  t/placed: 0.9890 0.9880 (same side)"]
 

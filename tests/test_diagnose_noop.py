@@ -59,9 +59,11 @@ def test_judge_paths_times_the_harness_loop_four_ways_and_summarises_each():
         assert float(low) <= float(speedup) <= float(high)
     assert len(re.findall(r"^eager (judged|in-process|no-copies|no-picks|swapped) +median speedup [\d.]+ over 1 rounds",
                           result.stdout, re.MULTILINE)) == 5
-    # judged against swapped within the process: the checked role played by each instance in turn
-    assert re.search(r"^eager judged/swapped per round: mean [+-][\d.]+%, below 1 in [01] of 1 rounds", result.stdout,
-                     re.MULTILINE), result.stdout
+    # judged against every other variant within the process, swapped among them: the checked role played by each
+    # instance in turn
+    compared = re.findall(r"^eager judged/(\S+) per round: mean [+-][\d.]+%, below 1 in [01] of 1 rounds$",
+                          result.stdout, re.MULTILINE)
+    assert compared == ["in-process", "no-copies", "no-picks", "swapped"], result.stdout
 
 
 def test_judge_paths_runs_only_the_variants_asked_for_and_names_an_unknown_one():
@@ -85,3 +87,18 @@ def test_a_capture_index_speedup_takes_only_the_iterations_that_replayed_that_ca
     times = CallTimes(baseline_ms=[2.0, 1.0, 2.0, 1.0, 2.0, 1.0], candidate_ms=[1.0, 1.0, 1.0, 1.0, 1.0, 1.0],
                       first=["baseline"] * 6, rechecked=[], input_sets=2)
     assert capture_speedups(times) == [2.0, 1.0]
+
+
+def test_judge_paths_summarizes_earlier_output_round_by_round_and_needs_a_case_otherwise(tmp_path):
+    script = SCRIPT.parent / "judge_paths.py"
+    log = tmp_path / "run.txt"
+    log.write_text("header\nround 0 graph judged     speedup 0.9900 [0.98, 1.00]\n"
+                   "round 0 graph no-picks   speedup 1.0000 [0.99, 1.01]\n"
+                   "round 1 graph judged     speedup 1.0000 [0.99, 1.01]\n"
+                   "round 1 graph no-picks   speedup 0.9950 [0.98, 1.00]\n")
+    result = subprocess.run([sys.executable, str(script), "--summarize", str(log)], capture_output=True, text=True,
+                            timeout=300, check=True)
+    # log(0.99) + log(1/0.995), halved: -0.25%; one round of two below 1
+    assert result.stdout == f"{log}:\n  graph judged/no-picks per round: mean -0.25%, below 1 in 1 of 2 rounds\n"
+    refused = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert refused.returncode == 2 and "TASK and CASE are required (unless --summarize)" in refused.stderr

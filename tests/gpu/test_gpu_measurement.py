@@ -2,17 +2,17 @@
 CUDA-graph timing reports beside eager timing, an uncapturable candidate is noted not failed, a candidate that takes
 the launch pad away is caught, a candidate whose graph records no work is caught, and so is one whose graph is right
 only on its first replay; a candidate that pins its weight in L2 across calls gains nothing (its GEMV reads faster
-from L2, and after the harness's flush a pinned weight reads as an unpinned one); uninitialised output memory never passes for the baseline's freed answer, the noop agent
-comes out at 1.0 in both modes (and, against a compiled baseline, runs the baseline's compiled code), a decaying
-launch pad keeps noop rows at 1.0 and comes back down after one late launch, eager times that hold host latency
-(launches slower than the largest pad) get a review note and no repetition past the first batch and device-bound
-ones no note, a helper process with its own GPU
-context is caught, a candidate steering Inductor's autotune cache is caught, several instances a side pass, a wide
-graph interval raises the captures, restored tuning picks spare the autotuning (in shared compile caches and in per-
-case ones), the fork server's preload leaves CUDA uninitialised, a failed capture leaves the device's random generator
-usable, inputs refilled on the device are rebuilt bit for bit from their seed in another process, and the judge
-replays a slow oracle from a CUDA graph that judges as the eager oracle does.
-Work on a side stream is caught on as few as 4 timed calls (the harness times 20 before its verdict).
+from L2, and after the harness's flush a pinned weight reads as an unpinned one); uninitialised output memory never
+passes for the baseline's freed answer, the noop agent comes out at 1.0 in both modes (and, against a compiled
+baseline, runs the baseline's compiled code), a decaying launch pad keeps noop rows at 1.0 and comes back down after
+one late launch, eager times that hold host latency (launches slower than the largest pad) get a review note and no
+repetition past the first batch and device-bound ones no note, a helper process with its own GPU context is caught, a
+candidate steering Inductor's autotune cache is caught, several instances a side pass, a wide graph interval raises
+the captures, restored tuning picks spare the autotuning (in shared compile caches and in per-case ones), the fork
+server's preload leaves CUDA uninitialised, a failed capture leaves the device's random generator usable, inputs
+refilled on the device are rebuilt bit for bit from their seed in another process, and the judge replays a slow
+oracle from a CUDA graph that judges as the eager oracle does. Work on a side stream is caught on as few as 4 timed
+calls (the harness times 20 before its verdict).
 Run: python -m pytest tests/gpu -q (on a GPU machine)."""
 
 from __future__ import annotations
