@@ -13,9 +13,11 @@ on the H200 (2026-12-02, docs/measurement.md): over 22 cases of five tasks, four
 Every extra candidate instance passes the correctness rounds before it is timed, and the timed rechecks pick outputs
 of every instance; the extra baseline instances are fingerprinted like the first (integrity.watch). The extra
 instances are built in turn, the side built first alternating (`build_order`): the first pair is always built
-baseline first (the candidate is imported only after the baselines are checked), and on the H200 (2026-12-03,
-scripts/judge_paths.py) the instance built second of a linear decode GEMV pair ran 0.6-1.1% faster eager whichever
-side it served, so a fixed order would lean every case the same way.
+baseline first (the candidate is imported only after the baselines are checked), and a fixed order would lean every
+case the same way if the order mattered. Whether it does is not shown: on the H200 (2026-12-03,
+scripts/judge_paths.py) one process read the instance built second of a linear decode GEMV pair 0.6-1.1% faster
+eager whichever side it served, but eight processes of that pair drew eager ratios of 0.988-1.014, so that reading
+was one process's draw.
 """
 
 from __future__ import annotations

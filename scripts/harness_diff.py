@@ -1,0 +1,142 @@
+"""Whether the working tree's harness differs from a revision's in what runs, or only in its prose.
+
+The harness digest (`fastkernels.environment.harness_digest`, env.json's `harness_sha256`) names the code that made
+the rows by its bytes, so a corrected docstring or a reflowed comment gives unchanged code a new digest, and a pass
+measured at the old one (two sessions of device time) no longer names the tree. This compares the HARNESS_PATHS files
+of REV (a commit or tag, e.g. `harness-1afca04a55b6`) with the working tree's, file by file, and sorts each one that
+differs:
+- Python: the syntax trees compared with docstrings left out (comments, blank lines and line positions never enter
+  a tree). A file whose code reads `__doc__` keeps its docstrings in the comparison.
+- YAML: the parsed content compared, with Hydra's `# @package` directive lines, which are comments that change what
+  a config composes into.
+- TOML: the parsed content compared.
+- Markdown: prose, added or removed too.
+- anything else (shell scripts, lockfiles), any other file added or removed, or one that does not parse: code, byte
+  for byte.
+
+Prints one line a differing file (`prose` or `code`) and a summary; exits 0 when every difference is prose (the rows
+measured at REV stand for this tree), 1 when some file differs in code, 2 on bad input.
+Usage: python scripts/harness_diff.py REV [--root DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import yaml
+
+from fastkernels.environment import HARNESS_PATHS
+
+PROSE, CODE = "prose", "code"
+
+
+def _counted(relative: str) -> bool:
+    """The files harness_digest counts: caches and compiled Python left out."""
+    return "__pycache__" not in relative.split("/") and not relative.endswith(".pyc")
+
+
+def working_tree_files(root: Path) -> dict[str, bytes]:
+    """HARNESS_PATHS files on disk, as harness_digest walks them (untracked ones too)."""
+    files: dict[str, bytes] = {}
+    for top in HARNESS_PATHS:
+        start = root / top
+        paths = [start] if start.is_file() else sorted(path for path in start.rglob("*") if path.is_file())
+        for path in paths:
+            relative = path.relative_to(root).as_posix()
+            if _counted(relative):
+                files[relative] = path.read_bytes()
+    return files
+
+
+def revision_files(root: Path, revision: str) -> dict[str, bytes]:
+    """HARNESS_PATHS files as committed at `revision`."""
+    listing = subprocess.run(["git", "-C", str(root), "ls-tree", "-r", "--name-only", revision, "--", *HARNESS_PATHS],
+                             capture_output=True, text=True)
+    if listing.returncode != 0:
+        raise ValueError(f"git cannot read revision {revision!r} in {root}: {listing.stderr.strip()}")
+    files: dict[str, bytes] = {}
+    for relative in listing.stdout.splitlines():
+        if _counted(relative):
+            files[relative] = subprocess.run(["git", "-C", str(root), "show", f"{revision}:{relative}"],
+                                             capture_output=True, check=True).stdout
+    return files
+
+
+def _without_docstrings(source: bytes) -> str:
+    tree = ast.parse(source)
+    reads_doc = any(isinstance(node, ast.Name) and node.id == "__doc__"
+                    or isinstance(node, ast.Attribute) and node.attr == "__doc__" for node in ast.walk(tree))
+    if not reads_doc:
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+                first = node.body[0]
+                if (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+                        and isinstance(first.value.value, str)):
+                    node.body = node.body[1:] or [ast.Pass()]
+    return ast.dump(tree)
+
+
+def _yaml_content(source: bytes) -> tuple[object, list[str]]:
+    directives = [line.strip() for line in source.decode().splitlines() if line.strip().startswith("# @")]
+    return yaml.safe_load(source), directives
+
+
+def kind_of_difference(relative: str, before: bytes, after: bytes) -> str:
+    """PROSE where the two versions of one file run alike, else CODE."""
+    try:
+        if relative.endswith(".py"):
+            same = _without_docstrings(before) == _without_docstrings(after)
+        elif relative.endswith((".yaml", ".yml")):
+            same = _yaml_content(before) == _yaml_content(after)
+        elif relative.endswith(".toml"):
+            same = tomllib.loads(before.decode()) == tomllib.loads(after.decode())
+        else:
+            same = relative.endswith(".md")
+    except (SyntaxError, ValueError, UnicodeDecodeError, yaml.YAMLError):
+        same = False
+    return PROSE if same else CODE
+
+
+def differences(root: Path, revision: str) -> dict[str, str]:
+    """Each HARNESS_PATHS file that differs between `revision` and the working tree, with its kind."""
+    before, after = revision_files(root, revision), working_tree_files(root)
+    found: dict[str, str] = {}
+    for relative in sorted(before.keys() | after.keys()):
+        if relative not in before or relative not in after:
+            found[relative] = PROSE if relative.endswith(".md") else CODE
+        elif before[relative] != after[relative]:
+            found[relative] = kind_of_difference(relative, before[relative], after[relative])
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("revision", help="the commit or tag whose rows are in question, e.g. harness-1afca04a55b6")
+    parser.add_argument("--root", type=Path, default=Path("."), help="the repository (default: here)")
+    args = parser.parse_args(argv)
+    try:
+        found = differences(args.root, args.revision)
+    except ValueError as error:
+        print(f"harness_diff.py: {error}", file=sys.stderr)
+        return 2
+    for relative, kind in found.items():
+        print(f"{kind:5}  {relative}")
+    code = [relative for relative, kind in found.items() if kind == CODE]
+    if not found:
+        print(f"the harness is byte for byte {args.revision}'s")
+    elif code:
+        print(f"{len(code)} of {len(found)} differing files differ in code: rows made at {args.revision} do not "
+              f"stand for this tree")
+    else:
+        print(f"{len(found)} files differ from {args.revision} in prose only (docstrings, comments, Markdown): rows "
+              f"made at it stand for this tree")
+    return 1 if code else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

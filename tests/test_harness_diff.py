@@ -1,0 +1,110 @@
+"""scripts/harness_diff.py: whether a tree's harness differs from a revision's in what runs or only in its prose."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+import harness_diff  # noqa: E402
+
+MODULE = '''"""What the module is for."""
+
+import os
+
+
+def pad(us: float) -> float:
+    """Why the pad is what it is."""
+    # a comment
+    return us * 2.0
+'''
+CONFIG = "# @package harness\n# how many captures\ngraph_captures: 8\ntarget_ci: 0.01\n"
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A repository with one file of each kind under HARNESS_PATHS, committed and tagged `measured`."""
+    files = {"fastkernels/timing.py": MODULE, "conf/harness/default.yaml": CONFIG,
+             "pyproject.toml": '[project]\nname = "fk"  # the name\nversion = "1"\n',
+             "tasks/L1/softmax/README.md": "Softmax over the last dim.\n",
+             "scripts/device-session.sh": "#!/usr/bin/env bash\n# steps\necho noop\n"}
+    for relative, text in files.items():
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_text(text)
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", "-A")
+    _git(tmp_path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "measured")
+    _git(tmp_path, "tag", "measured")
+    return tmp_path
+
+
+def _edit(repo: Path, relative: str, old: str, new: str) -> None:
+    path = repo / relative
+    assert old in path.read_text()
+    path.write_text(path.read_text().replace(old, new))
+
+
+def test_an_unchanged_tree_has_no_differences(repo):
+    assert harness_diff.differences(repo, "measured") == {}
+    assert harness_diff.main(["measured", "--root", str(repo)]) == 0
+
+
+def test_docstrings_comments_and_blank_lines_are_prose(repo):
+    _edit(repo, "fastkernels/timing.py", '"""Why the pad is what it is."""', '"""A corrected reason,\n    on two lines."""')
+    _edit(repo, "fastkernels/timing.py", "# a comment", "# a reworded comment\n\n")
+    _edit(repo, "fastkernels/timing.py", '"""What the module is for."""', '"""What the module is really for."""')
+    _edit(repo, "conf/harness/default.yaml", "# how many captures", "# how many captures,\n# reflowed")
+    _edit(repo, "pyproject.toml", "# the name", "# the package's name")
+    _edit(repo, "tasks/L1/softmax/README.md", "Softmax", "A softmax")
+    assert harness_diff.differences(repo, "measured") == {
+        "conf/harness/default.yaml": "prose", "fastkernels/timing.py": "prose", "pyproject.toml": "prose",
+        "tasks/L1/softmax/README.md": "prose"}
+    assert harness_diff.main(["measured", "--root", str(repo)]) == 0
+
+
+@pytest.mark.parametrize("relative, old, new", [
+    ("fastkernels/timing.py", "us * 2.0", "us * 2.5"),
+    ("fastkernels/timing.py", "import os", "import os, sys"),
+    ("conf/harness/default.yaml", "graph_captures: 8", "graph_captures: 16"),
+    ("conf/harness/default.yaml", "# @package harness", "# @package _global_"),
+    ("pyproject.toml", 'version = "1"', 'version = "2"'),
+    ("scripts/device-session.sh", "# steps", "# the steps"),
+    ("fastkernels/timing.py", "return us * 2.0", "return (us * 2.0"),
+])
+def test_a_change_in_what_runs_is_code(repo, relative, old, new, capsys):
+    _edit(repo, relative, old, new)
+    assert harness_diff.differences(repo, "measured") == {relative: "code"}
+    assert harness_diff.main(["measured", "--root", str(repo)]) == 1
+    assert "do not stand for this tree" in capsys.readouterr().out
+
+
+def test_a_docstring_the_code_reads_is_code(repo):
+    _edit(repo, "fastkernels/timing.py", "# a comment", "print(pad.__doc__)")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "reads its doc")
+    _git(repo, "tag", "reads-doc")
+    _edit(repo, "fastkernels/timing.py", '"""Why the pad is what it is."""', '"""Another reason."""')
+    assert harness_diff.differences(repo, "reads-doc") == {"fastkernels/timing.py": "code"}
+
+
+def test_a_file_added_or_removed_is_code_unless_it_is_markdown_and_caches_do_not_count(repo):
+    (repo / "fastkernels" / "extra.py").write_text('"""Only a docstring."""\n')
+    (repo / "tasks" / "L1" / "softmax" / "README.md").unlink()
+    (repo / "conf" / "harness" / "fast.yaml").write_text("graph_captures: 1\n")
+    (repo / "fastkernels" / "__pycache__").mkdir()
+    (repo / "fastkernels" / "__pycache__" / "timing.cpython-311.pyc").write_bytes(b"\0")
+    assert harness_diff.differences(repo, "measured") == {
+        "conf/harness/fast.yaml": "code", "fastkernels/extra.py": "code", "tasks/L1/softmax/README.md": "prose"}
+
+
+def test_an_unknown_revision_is_a_one_line_error(repo, capsys):
+    assert harness_diff.main(["no-such-tag", "--root", str(repo)]) == 2
+    error = capsys.readouterr().err.strip()
+    assert error.startswith("harness_diff.py: git cannot read revision 'no-such-tag'") and "\n" not in error
