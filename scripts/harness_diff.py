@@ -16,7 +16,13 @@ differs:
 
 Prints one line a differing file (`prose` or `code`) and a summary; exits 0 when every difference is prose (the rows
 measured at REV stand for this tree), 1 when some file differs in code, 2 on bad input.
-Usage: python scripts/harness_diff.py REV [--root DIR]
+
+With --tasks it also says which tasks' rows still stand when the code changed only inside task directories: a file
+under tasks/L*/NAME/ or agents/AGENT/L*/NAME/ belongs to task NAME, and a task stands unless its own files or those
+of a task it is built from (its manifest's components, transitively) differ in code. A code difference anywhere else
+(the package, configs, scripts, requirements) leaves no task standing. scripts/remaining_tasks.py --standing-from REV
+stitches a pass from rows of both harnesses this way.
+Usage: python scripts/harness_diff.py REV [--root DIR] [--tasks]
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from pathlib import Path
 import yaml
 
 from fastkernels.environment import HARNESS_PATHS
+from fastkernels.registry import Registry
 
 PROSE, CODE = "prose", "code"
 
@@ -114,10 +121,34 @@ def differences(root: Path, revision: str) -> dict[str, str]:
     return found
 
 
+def task_of(relative: str) -> str | None:
+    """The task a harness file belongs to (tasks/L*/NAME/..., agents/AGENT/L*/NAME/...), None for the shared code."""
+    parts = relative.split("/")
+    if len(parts) >= 4 and parts[0] == "tasks" and parts[1][:1] == "L":
+        return parts[2]
+    if len(parts) >= 5 and parts[0] == "agents" and parts[2][:1] == "L":
+        return parts[3]
+    return None
+
+
+def stale_tasks(root: Path, found: dict[str, str]) -> tuple[list[str], list[str]]:
+    """(shared files that differ in code, tasks whose rows no longer stand): every task when a shared file differs in
+    code, else the tasks whose own files differ in code and every task built from one of them."""
+    shared = [relative for relative, kind in found.items() if kind == CODE and task_of(relative) is None]
+    registry = Registry(root / "tasks")
+    if shared:
+        return shared, registry.names
+    changed = {task_of(relative) for relative, kind in found.items() if kind == CODE}
+    stale = [name for name in registry.names
+             if name in changed or changed & set(registry.closure(name))]
+    return [], stale
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("revision", help="the commit or tag whose rows are in question, e.g. harness-1afca04a55b6")
     parser.add_argument("--root", type=Path, default=Path("."), help="the repository (default: here)")
+    parser.add_argument("--tasks", action="store_true", help="also say which tasks' rows stand")
     args = parser.parse_args(argv)
     try:
         found = differences(args.root, args.revision)
@@ -135,6 +166,15 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(f"{len(found)} files differ from {args.revision} in prose only (docstrings, comments, Markdown): rows "
               f"made at it stand for this tree")
+    if args.tasks and code:
+        shared, stale = stale_tasks(args.root, found)
+        total = len(Registry(args.root / "tasks").names)
+        if shared:
+            print(f"shared code differs ({', '.join(shared[:3])}{' ...' if len(shared) > 3 else ''}): no task's rows "
+                  f"stand")
+        else:
+            print(f"rows made at {args.revision} stand for {total - len(stale)} of {total} tasks; measure again: "
+                  f'FK_TASKS="tasks=all tasks.include=[{",".join(stale)}]"')
     return 1 if code else 0
 
 

@@ -12,9 +12,12 @@ in what makes rows (HARNESS_PATHS: the package, configs, tasks, agents, requirem
 scripts); the sixteenth session's device copy named its branch tip, not the tree it ran.
 
 Runs made since 2026-12-01 also name their code by content (env.json `harness_sha256`): `--harness PREFIX` instead of
-`--commit` accepts exactly the runs whose digest starts with it.
+`--commit` accepts exactly the runs whose digest starts with it. With `--standing-from REV` it also accepts runs made
+at REV's harness, for the tasks whose rows scripts/harness_diff.py says still stand (the working tree, which must be
+the --harness one, differs from REV in prose only, or in code only inside other tasks' directories).
 
-Usage: python scripts/remaining_tasks.py [RUN ...] (--commit SHA [--same-harness SHA ...] | --harness SHA256)
+Usage: python scripts/remaining_tasks.py [RUN ...] (--commit SHA [--same-harness SHA ...] | --harness SHA256
+       [--standing-from REV])
        [--calls 3 [--first-call-share 0.5]] [--times-from OLD_RUN ...]
        [--lanes-dir .lanes --gpus 2 [--warm-lanes 6 --no-warm moe_experts]]
 (the runs first: the options that take several values would take them too)
@@ -29,14 +32,19 @@ import json
 import re
 import subprocess
 import sys
+import tarfile
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from fastkernels.artifacts import run_rows  # noqa: E402
-from fastkernels.environment import HARNESS_PATHS  # noqa: E402
+from fastkernels.environment import HARNESS_PATHS, harness_digest  # noqa: E402
 from fastkernels.registry import Registry  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "scripts"))
+import harness_diff  # noqa: E402
 
 LOG_TIME = re.compile(r"\[\s*([\d.]+) s\]")
 
@@ -50,15 +58,33 @@ def harness_differences(commit: str, other: str) -> list[str]:
     return done.stdout.split()
 
 
+def standing_rows(root: Path, revision: str) -> tuple[str, frozenset[str]]:
+    """(REV's harness_sha256, the tasks whose rows made at it no longer stand for the working tree)."""
+    with tempfile.TemporaryDirectory() as scratch:
+        archive = subprocess.run(["git", "-C", str(root), "archive", "--format=tar", revision, "--", *HARNESS_PATHS],
+                                 capture_output=True)
+        if archive.returncode != 0:
+            raise ValueError(f"git cannot read revision {revision!r}: {archive.stderr.decode().strip()}")
+        tar_path = Path(scratch) / "harness.tar"
+        tar_path.write_bytes(archive.stdout)
+        with tarfile.open(tar_path) as tar:
+            tar.extractall(Path(scratch) / "tree", filter="data")
+        digest = harness_digest(Path(scratch) / "tree")["harness_sha256"]
+    _, stale = harness_diff.stale_tasks(root, harness_diff.differences(root, revision))
+    return digest, frozenset(stale)
+
+
 def _same(made_at: str, commit: str) -> bool:
     return bool(made_at) and (made_at.startswith(commit) or commit.startswith(made_at))
 
 
 def finished_cases(runs: list[Path], commit: str | None, same_harness: tuple[str, ...] = (),
-                   harness: str | None = None) -> set[tuple[str, str]]:
+                   harness: str | None = None,
+                   standing: tuple[str, frozenset[str]] | None = None) -> set[tuple[str, str]]:
     """(task, case) of every row in `runs`, each made at `commit` or one of `same_harness` (commits the caller
     checked to make rows the same way), or, with `harness`, by the code whose env.json `harness_sha256` starts with
-    it (the content digest, whatever commit the run's git metadata named)."""
+    it (the content digest, whatever commit the run's git metadata named). `standing` (an older digest, the tasks
+    whose rows it made no longer stand) also accepts that digest's runs, for the other tasks."""
     done: set[tuple[str, str]] = set()
     accepted = tuple(sha for sha in (commit, *same_harness) if sha)
     for run in runs:
@@ -68,16 +94,20 @@ def finished_cases(runs: list[Path], commit: str | None, same_harness: tuple[str
         env = json.loads(env_path.read_text())
         made_at = env.get("git_commit") or ""
         digest = env.get("harness_sha256") or ""
-        if harness:
+        stale: frozenset[str] = frozenset()
+        if harness and standing and digest == standing[0] and not digest.startswith(harness):
+            stale = standing[1]
+        elif harness:
             if not digest.startswith(harness):
+                also = f" or the --standing-from harness {standing[0][:12]}" if standing else ""
                 raise ValueError(f"{env_path}: harness_sha256 {digest[:16] or 'unknown (a run before 2026-12-01)'} "
-                                 f"is not {harness}")
+                                 f"is not {harness}{also}")
         elif not any(_same(made_at, sha) for sha in accepted):
             raise ValueError(f"{env_path}: git_commit {made_at or 'unknown'} is not {commit}"
                              + (f" or {', '.join(same_harness)}" if same_harness else ""))
         if env.get("git_dirty") and not harness:  # untracked files count too (git_state): say so, do not refuse
             print(f"note: {env_path} says its tree differed from {made_at[:12]} (git_dirty)", file=sys.stderr)
-        done.update((row["task"], row["case"]) for row in run_rows(run))
+        done.update((row["task"], row["case"]) for row in run_rows(run) if row["task"] not in stale)
     return done
 
 
@@ -132,6 +162,9 @@ def main() -> int:
     parser.add_argument("--same-harness", nargs="*", default=[], metavar="SHA",
                         help="other commits whose runs count too, refused unless they differ from --commit nowhere in "
                              "what makes rows (HARNESS_PATHS)")
+    parser.add_argument("--standing-from", metavar="REV",
+                        help="with --harness: also count runs made at REV's harness, for the tasks whose rows "
+                             "scripts/harness_diff.py says still stand for the working tree")
     parser.add_argument("--tier", default="gpu")
     parser.add_argument("--calls", type=int, default=1, help="how many device calls to split what is left into")
     parser.add_argument("--lanes-dir", type=Path,
@@ -156,13 +189,25 @@ def main() -> int:
         parser.error("name the pass's code by one of --commit or --harness")
     if args.harness and args.same_harness:
         parser.error("--same-harness widens --commit; --harness already names the code by its content")
+    if args.standing_from and not args.harness:
+        parser.error("--standing-from widens --harness: name the working tree's harness with --harness")
+    standing = None
     try:
+        if args.standing_from:
+            here = harness_digest(ROOT)["harness_sha256"]
+            if not here.startswith(args.harness):
+                parser.error(f"--standing-from compares {args.standing_from} with the working tree, whose harness is "
+                             f"{here[:12]}, not --harness {args.harness}")
+            standing = standing_rows(ROOT, args.standing_from)
+            print(f"rows at {args.standing_from} (harness {standing[0][:12]}) count for every task but "
+                  f"{len(standing[1])}" + (f": {', '.join(sorted(standing[1]))}" if standing[1] else ""),
+                  file=sys.stderr)
         for other in args.same_harness:
             if differing := harness_differences(args.commit, other):
                 parser.error(f"--same-harness {other}: differs from {args.commit} in what makes rows: "
                              + ", ".join(differing[:5]) + (f" and {len(differing) - 5} more" if len(differing) > 5
                                                            else ""))
-        done = finished_cases(args.runs, args.commit, tuple(args.same_harness), args.harness)
+        done = finished_cases(args.runs, args.commit, tuple(args.same_harness), args.harness, standing)
     except ValueError as error:
         parser.error(str(error))
     registry = Registry()

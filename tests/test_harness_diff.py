@@ -58,7 +58,8 @@ def test_an_unchanged_tree_has_no_differences(repo):
 
 
 def test_docstrings_comments_and_blank_lines_are_prose(repo):
-    _edit(repo, "fastkernels/timing.py", '"""Why the pad is what it is."""', '"""A corrected reason,\n    on two lines."""')
+    _edit(repo, "fastkernels/timing.py", '"""Why the pad is what it is."""',
+          '"""A corrected reason,\n    on two lines."""')
     _edit(repo, "fastkernels/timing.py", "# a comment", "# a reworded comment\n\n")
     _edit(repo, "fastkernels/timing.py", '"""What the module is for."""', '"""What the module is really for."""')
     _edit(repo, "conf/harness/default.yaml", "# how many captures", "# how many captures,\n# reflowed")
@@ -108,3 +109,24 @@ def test_an_unknown_revision_is_a_one_line_error(repo, capsys):
     assert harness_diff.main(["no-such-tag", "--root", str(repo)]) == 2
     error = capsys.readouterr().err.strip()
     assert error.startswith("harness_diff.py: git cannot read revision 'no-such-tag'") and "\n" not in error
+
+
+def test_a_task_stands_unless_its_own_files_or_its_components_differ_in_code():
+    shared, stale = harness_diff.stale_tasks(ROOT, {"tasks/L1/selective_scan/task.yaml": "code",
+                                                    "tasks/L1/softmax/README.md": "prose"})
+    assert shared == []
+    assert set(stale) == {"selective_scan", "mamba_mixer", "mamba_block", "jamba_mamba_layer"}
+
+
+def test_a_reference_candidate_belongs_to_its_task_and_shared_code_to_every_task():
+    _, stale = harness_diff.stale_tasks(ROOT, {"agents/reference/L1/rope_3d/candidate.py": "code"})
+    assert "rope_3d" in stale and "softmax" not in stale
+    shared, stale = harness_diff.stale_tasks(ROOT, {"fastkernels/timing.py": "code",
+                                                    "tasks/L1/softmax/task.yaml": "code"})
+    assert shared == ["fastkernels/timing.py"] and len(stale) == len(harness_diff.Registry(ROOT / "tasks").names)
+
+
+def test_tasks_option_names_what_to_measure_again(repo, capsys):
+    _edit(repo, "fastkernels/timing.py", "us * 2.0", "us * 2.5")
+    assert harness_diff.main(["measured", "--root", str(repo), "--tasks"]) == 1
+    assert "shared code differs (fastkernels/timing.py): no task's rows stand" in capsys.readouterr().out

@@ -160,3 +160,34 @@ def test_after_warm_lanes_a_task_is_expected_to_cost_its_time_less_its_compiles(
                           cwd=ROOT)
     assert done.returncode == 0, done.stderr
     assert "3 tasks, ~364 s of worker time" in done.stdout  # 20 + 336 + 8: gla_chunk's 160 s less its 140 s compile
+
+
+def test_runs_at_the_standing_harness_count_only_for_the_tasks_whose_rows_still_stand(tmp_path):
+    silu, gelu = _gpu_cases("silu_and_mul"), _gpu_cases("gelu_and_mul")
+    old = _run(tmp_path / "old", "1111111aaa",
+               [("silu_and_mul", c) for c in silu] + [("gelu_and_mul", c) for c in gelu])
+    new = _run(tmp_path / "new", "2222222bbb", [("gelu_and_mul", gelu[0])])
+    for run, digest in ((old, "0ld0" * 16), (new, "ab12" * 16)):
+        env = json.loads((run / "env.json").read_text())
+        (run / "env.json").write_text(json.dumps({**env, "harness_sha256": digest}))
+    standing = ("0ld0" * 16, frozenset({"gelu_and_mul"}))  # gelu_and_mul's own files changed in code since
+    done = remaining_tasks.finished_cases([old, new], None, harness="ab12", standing=standing)
+    assert {(t, c) for t, c in done if t == "silu_and_mul"} == {("silu_and_mul", c) for c in silu}
+    assert {(t, c) for t, c in done if t == "gelu_and_mul"} == {("gelu_and_mul", gelu[0])}
+    with pytest.raises(ValueError, match="0ld00ld00ld00ld0 is not ab12 or the --standing-from harness ffffffffffff"):
+        remaining_tasks.finished_cases([old], None, harness="ab12", standing=("f" * 64, frozenset()))
+
+
+def test_the_standing_harness_is_the_digest_a_clean_checkout_of_the_revision_gives():
+    dirty = subprocess.run(["git", "status", "--porcelain", "--", *remaining_tasks.HARNESS_PATHS], cwd=ROOT,
+                           capture_output=True, text=True, check=True).stdout
+    if dirty:
+        pytest.skip("the working tree's harness differs from HEAD (a development tree; CI's clone is clean)")
+    digest, stale = remaining_tasks.standing_rows(ROOT, "HEAD")
+    assert digest == remaining_tasks.harness_digest(ROOT)["harness_sha256"] and stale == frozenset()
+
+
+def test_standing_from_widens_harness_only():
+    done = subprocess.run([sys.executable, "scripts/remaining_tasks.py", "--commit", "abc", "--standing-from", "HEAD"],
+                          cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 2 and "--standing-from widens --harness" in done.stderr
