@@ -18,10 +18,10 @@ Prints one line a differing file (`prose` or `code`) and a summary; exits 0 when
 measured at REV stand for this tree), 1 when some file differs in code, 2 on bad input.
 
 With --tasks it also says which tasks' rows still stand when the code changed only inside task directories: a file
-under tasks/L*/NAME/ or agents/AGENT/L*/NAME/ belongs to task NAME, and a task stands unless its own files or those
-of a task it is built from (its manifest's components, transitively) differ in code. A code difference anywhere else
-(the package, configs, scripts, requirements) leaves no task standing. scripts/remaining_tasks.py --standing-from REV
-stitches a pass from rows of both harnesses this way.
+under tasks/L*/NAME/ or an agent's agents/AGENT/L*/NAME.py (or NAME/) belongs to task NAME, and a task stands unless
+its own files or those of a task it is built from (its manifest's components, transitively) differ in code. A code
+difference anywhere else (the package, configs, scripts, requirements) leaves no task standing.
+scripts/remaining_tasks.py --standing-from REV stitches a pass from rows of both harnesses this way.
 Usage: python scripts/harness_diff.py REV [--root DIR] [--tasks]
 """
 
@@ -122,12 +122,13 @@ def differences(root: Path, revision: str) -> dict[str, str]:
 
 
 def task_of(relative: str) -> str | None:
-    """The task a harness file belongs to (tasks/L*/NAME/..., agents/AGENT/L*/NAME/...), None for the shared code."""
+    """The task a harness file belongs to (tasks/L*/NAME/..., an agent's candidate agents/AGENT/L*/NAME.py or
+    agents/AGENT/L*/NAME/...), None for the shared code."""
     parts = relative.split("/")
     if len(parts) >= 4 and parts[0] == "tasks" and parts[1][:1] == "L":
         return parts[2]
-    if len(parts) >= 5 and parts[0] == "agents" and parts[2][:1] == "L":
-        return parts[3]
+    if len(parts) >= 4 and parts[0] == "agents" and parts[2][:1] == "L":
+        return parts[3].removesuffix(".py") if len(parts) == 4 else parts[3]
     return None
 
 

@@ -119,8 +119,9 @@ def test_a_task_stands_unless_its_own_files_or_its_components_differ_in_code():
 
 
 def test_a_reference_candidate_belongs_to_its_task_and_shared_code_to_every_task():
-    _, stale = harness_diff.stale_tasks(ROOT, {"agents/reference/L1/rope_3d/candidate.py": "code"})
-    assert "rope_3d" in stale and "softmax" not in stale
+    for candidate in ("agents/reference/L1/rope_3d.py", "agents/reference/L1/rope_3d/kernel.py"):
+        _, stale = harness_diff.stale_tasks(ROOT, {candidate: "code"})
+        assert "rope_3d" in stale and "softmax" not in stale
     shared, stale = harness_diff.stale_tasks(ROOT, {"fastkernels/timing.py": "code",
                                                     "tasks/L1/softmax/task.yaml": "code"})
     assert shared == ["fastkernels/timing.py"] and len(stale) == len(harness_diff.Registry(ROOT / "tasks").names)
