@@ -278,9 +278,9 @@ def graph_distribution(rows: list[dict]) -> dict:
 SHORT_MS = 0.1  # a kernel under 100 us: where the replayed lean sits (_deviations)
 
 
-def _lean(rows: list[dict], field: str) -> str:
-    """"B/N (P%); geometric mean G" of the rows' `field` (compare_noop.lean)."""
-    return lean([row[field] for row in rows])
+def _lean(rows: list[dict], field: str, significance: bool = False) -> str:
+    """"B/N (P%); geometric mean G" of the rows' `field` (compare_noop.lean), with its binomial p if asked."""
+    return lean([row[field] for row in rows], significance)
 
 
 @functools.cache
@@ -311,7 +311,7 @@ def _deviations(rows: list[dict], field: str, head: str) -> tuple[float, float]:
     # a noop has no side to lean to: far more than half the rows below 1 (and a mean under 1) is a bias against the
     # candidate shared by many rows (52-61% in three H200 passes while only its calls made round trips to the judge;
     # 56-79% after they made the same ones, widest on composed rows replayed: split below)
-    print(f"  rows below 1: {_lean(rows, field)}", flush=True)
+    print(f"  rows below 1: {_lean(rows, field, significance=True)}", flush=True)
     composed = [row for row in rows if _built_from_lower_levels(row)]
     if composed and len(composed) < len(rows):
         single = [row for row in rows if not _built_from_lower_levels(row)]

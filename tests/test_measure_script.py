@@ -35,7 +35,7 @@ def test_the_lean_of_composed_rows_is_printed_beside_the_others(tmp_path):
             _row("l1", "c0", 1.01, [1.00, 1.02]), _row("l1", "c1", 0.995, [0.99, 1.00])]
     (workers / "all.rows.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
     out = noop_rows(tmp_path, "run")
-    assert "  rows below 1: 3/4 (75%); geometric mean 0.9937\n" \
+    assert "  rows below 1: 3/4 (75%); geometric mean 0.9937 (binomial p 0.62)\n" \
            "    composed rows (L2/L3 built from lower-level baselines): 2/2 (100%); geometric mean 0.9850;" \
            " the others: 1/2 (50%); geometric mean 1.0025\n" in out
 
@@ -78,14 +78,14 @@ def test_noop_rows_and_worker_time_of_a_cut_short_run(tmp_path):
     assert "b/c0 [native, 10.0 us, candidate's first call +0.41 s]: 0.9700 [0.900, 1.020] noise (interval holds 1)" \
         in out
     # a noop leans to neither side: 0.97 and 0.999 of the four below 1, geometric mean exp(mean log s)
-    assert "  rows below 1: 2/4 (50%); geometric mean 1.0046\n" in out
+    assert "  rows below 1: 2/4 (50%); geometric mean 1.0046 (binomial p 1)\n" in out
     # a noop's intervals should hold 1: a/c1's does not, and it is further than 1% from 1
     assert "95% intervals hold 1 on 3/4 rows (75.0%); further than 1% with 1 outside the interval: 1\n" \
            "    a/c1: 1.0500 [1.030, 1.070]" in out
     # graph replay, where the run timed it (two rows here): |1-s| = 0.015, 0.004
     assert "noop under graph replay: 2 rows; median |1-s| = 0.0095, max |1-s| = 0.0150 (a/c0); 0 rows over 2%," \
            " 1 over 1%" in out
-    assert "  rows below 1: 1/2 (50%); geometric mean 0.9945\n" in out
+    assert "  rows below 1: 1/2 (50%); geometric mean 0.9945 (binomial p 1)\n" in out
     # the stream-escape check's inputs: candidate - baseline lag per row = 1, -3.5, 1, 1 us
     assert "sync lag (60th percentile of calls) over 4 rows: baseline median 8.0 us; candidate - baseline:" \
            " median 1.0 us, max 1.0 us, min -3.5 us" in out
