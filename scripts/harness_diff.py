@@ -36,8 +36,10 @@ from pathlib import Path
 
 import yaml
 
-from fastkernels.environment import HARNESS_PATHS
-from fastkernels.registry import Registry
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from fastkernels.environment import HARNESS_PATHS  # noqa: E402
+from fastkernels.registry import Registry  # noqa: E402
 
 PROSE, CODE = "prose", "code"
 
