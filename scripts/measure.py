@@ -379,6 +379,10 @@ def main() -> int:
     parser.add_argument("--only-tasks-of", nargs="*", type=Path, default=[],
                         help="with --noop-rows: only the tasks these other runs have rows for (two passes compared on"
                              " the tasks they share: measure each with the other's runs here)")
+    parser.add_argument("--standing-from", metavar="REV",
+                        help="with --noop-rows: runs made at REV's harness count only for the tasks whose rows "
+                             "scripts/harness_diff.py says still stand for this tree (a pass stitched across a "
+                             "task-local change, as remaining_tasks.py --standing-from counts it)")
     parser.add_argument("--parts", default="ceilings,noop,repeat",
                         help="which measurements, comma-separated (a device call may not fit all of them)")
     args = parser.parse_intermixed_args()
@@ -411,8 +415,13 @@ def main() -> int:
     if args.noop_rows:
         from fastkernels.artifacts import run_rows
 
+        standing = None
         try:
-            latest = {(row["task"], row["case"]): row for run in args.noop_rows for row in run_rows(run)}
+            if args.standing_from:
+                from remaining_tasks import standing_rows
+
+                standing = standing_rows(ROOT, args.standing_from)
+            latest = stitched_rows(args.noop_rows, standing)
         except ValueError as error:
             parser.error(str(error))
         rows = list(latest.values())
@@ -424,7 +433,7 @@ def main() -> int:
         print(f"noop rows read from {len(args.noop_rows)} run(s), measured on {', '.join(devices)}"
               + (f", only the {len(tasks)} tasks of {len(args.only_tasks_of)} other run(s)" if tasks is not None
                  else ""), flush=True)
-        print(harness_note(args.noop_rows), flush=True)
+        print(harness_note(args.noop_rows, standing and (args.standing_from, *standing)), flush=True)
         summary.update(noop_distribution(rows))
         summary.update(worker_seconds(args.noop_rows, rows, tasks))
 
@@ -452,16 +461,40 @@ def _built_from_lower_levels(row: dict) -> bool:
     return (row.get("level") or 1) >= 2 or row.get("baseline_impl") == "composed"
 
 
-def harness_note(runs: list[Path]) -> str:
+def stitched_rows(runs: list[Path], standing: tuple[str, frozenset[str]] | None = None) -> dict[tuple, dict]:
+    """(task, case) -> row over `runs`, the last run listed winning; with `standing` (an older harness digest, the
+    tasks whose rows it made no longer stand) that digest's rows of those tasks are left out."""
+    from fastkernels.artifacts import run_rows
+
+    return {(row["task"], row["case"]): row for run in runs for row in run_rows(run)
+            if not (standing and _digest(run) == standing[0] and row["task"] in standing[1])}
+
+
+def _digest(run: Path) -> str:
+    """The run's env.json `harness_sha256`, or "unknown"."""
+    try:
+        return json.loads((Path(run) / "env.json").read_text()).get("harness_sha256") or "unknown"
+    except (OSError, ValueError):
+        return "unknown"
+
+
+def harness_note(runs: list[Path], standing: tuple[str, str, frozenset[str]] | None = None) -> str:
     """Which code made the runs' rows (env.json `harness_sha256`, first 12 digits): a pass stitched from runs at
-    several digests says so, since its figures then describe no single harness."""
+    several digests says so, since its figures then describe no single harness, unless `standing` (REV, its digest,
+    the tasks whose rows it made no longer stand) accounts for the older runs: their rows of the other tasks stand
+    for this tree's harness, and only those were read."""
     digests: dict[str, int] = {}
     for run in runs:
-        try:
-            digest = json.loads((Path(run) / "env.json").read_text()).get("harness_sha256") or "unknown"
-        except (OSError, ValueError):
-            digest = "unknown"
+        digest = _digest(run)
         digests[digest[:12]] = digests.get(digest[:12], 0) + 1
+    if standing:
+        revision, old, stale = standing
+        from fastkernels.environment import harness_digest
+
+        here = harness_digest(ROOT)["harness_sha256"][:12]
+        if set(digests) <= {here, old[:12]}:
+            return (f"harness {here} (this tree); {digests.get(old[:12], 0)} run(s) at {old[:12]} ({revision}) read"
+                    f" for the tasks whose rows stand for it, all but {len(stale)}")
     if len(digests) == 1:
         return f"harness {next(iter(digests))} (every run's env.json)"
     listed = ", ".join(f"{digest} ({count} run{'s' if count > 1 else ''})" for digest, count in digests.items())

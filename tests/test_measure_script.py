@@ -253,3 +253,24 @@ def test_the_lean_of_tasks_with_weights_is_printed_beside_that_of_tasks_without(
     out = noop_rows(tmp_path, "run")
     assert "    tasks with weights: 1/2 (50%); geometric mean 0.9999; without: 1/1 (100%); geometric mean 0.9800\n" \
         in out, out
+
+
+def test_a_pass_stitched_across_a_task_local_change_reads_the_older_runs_only_for_the_tasks_that_stand(tmp_path):
+    sys.path.insert(0, str(SCRIPT.parent))
+    import measure
+    from fastkernels.environment import harness_digest
+
+    here, old = harness_digest(SCRIPT.parent.parent)["harness_sha256"], "0ld0" * 16
+    for run, digest, rows in (("before", old, [("a", "c0"), ("a", "c1"), ("b", "c0")]), ("after", here, [("a", "c0")])):
+        workers = tmp_path / run / "workers"
+        workers.mkdir(parents=True)
+        (workers / "all.rows.jsonl").write_text("".join(json.dumps(_row(t, c, 1.0, [0.99, 1.01])) + "\n"
+                                                        for t, c in rows))
+        (tmp_path / run / "env.json").write_text(json.dumps({"harness_sha256": digest}))
+    runs = [tmp_path / "before", tmp_path / "after"]
+    # task a changed in code since REV: its older rows are out, the case the new run lacks (a/c1) included
+    assert set(measure.stitched_rows(runs, (old, frozenset({"a"})))) == {("a", "c0"), ("b", "c0")}
+    assert set(measure.stitched_rows(runs)) == {("a", "c0"), ("a", "c1"), ("b", "c0")}
+    note = measure.harness_note(runs, ("5bf55bf", old, frozenset({"a"})))
+    assert note == (f"harness {here[:12]} (this tree); 1 run(s) at {old[:12]} (5bf55bf) read for the tasks whose rows"
+                    " stand for it, all but 1")
