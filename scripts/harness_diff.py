@@ -19,8 +19,10 @@ measured at REV stand for this tree), 1 when some file differs in code, 2 on bad
 
 With --tasks it also says which tasks' rows still stand when the code changed only inside task directories: a file
 under tasks/L*/NAME/ or an agent's agents/AGENT/L*/NAME.py (or NAME/) belongs to task NAME, and a task stands unless
-its own files or those of a task it is built from (its manifest's components, transitively) differ in code. A code
-difference anywhere else (the package, configs, scripts, requirements) leaves no task standing.
+its own files or those of a task it is built from (its manifest's components, transitively) differ in code, where a
+component that only gained production implementations after its others (new files, entries appended to its
+manifest's list) leaves what is built from it standing. A code difference anywhere else (the package, configs,
+scripts, requirements) leaves no task standing.
 scripts/remaining_tasks.py --standing-from REV stitches a pass from rows of both harnesses this way.
 Usage: python scripts/harness_diff.py REV [--root DIR] [--tasks]
 """
@@ -113,6 +115,11 @@ def kind_of_difference(relative: str, before: bytes, after: bytes) -> str:
 
 def differences(root: Path, revision: str) -> dict[str, str]:
     """Each HARNESS_PATHS file that differs between `revision` and the working tree, with its kind."""
+    return compare(root, revision)[0]
+
+
+def compare(root: Path, revision: str) -> tuple[dict[str, str], dict[str, bytes]]:
+    """(each differing file with its kind, the files as they were at `revision`)."""
     before, after = revision_files(root, revision), working_tree_files(root)
     found: dict[str, str] = {}
     for relative in sorted(before.keys() | after.keys()):
@@ -120,7 +127,7 @@ def differences(root: Path, revision: str) -> dict[str, str]:
             found[relative] = PROSE if relative.endswith(".md") else CODE
         elif before[relative] != after[relative]:
             found[relative] = kind_of_difference(relative, before[relative], after[relative])
-    return found
+    return found, before
 
 
 def task_of(relative: str) -> str | None:
@@ -134,17 +141,43 @@ def task_of(relative: str) -> str | None:
     return None
 
 
-def stale_tasks(root: Path, found: dict[str, str]) -> tuple[list[str], list[str]]:
+def stale_tasks(root: Path, found: dict[str, str],
+                before: dict[str, bytes] | None = None) -> tuple[list[str], list[str]]:
     """(shared files that differ in code, tasks whose rows no longer stand): every task when a shared file differs in
-    code, else the tasks whose own files differ in code and every task built from one of them."""
+    code, else the tasks whose own files differ in code and every task built from one of them, unless (given the
+    files `before`) the change only appended production implementations (`appended_only`): a task built from it
+    binds the same class as before."""
     shared = [relative for relative, kind in found.items() if kind == CODE and task_of(relative) is None]
     registry = Registry(root / "tasks")
     if shared:
         return shared, registry.names
-    changed = {task_of(relative) for relative, kind in found.items() if kind == CODE}
+    code = [relative for relative, kind in found.items() if kind == CODE]
+    changed = {task_of(relative) for relative in code}
+    reaching = {task for task in changed if before is None or not appended_only(root, task, code, before)}
     stale = [name for name in registry.names
-             if name in changed or changed & set(registry.closure(name))]
+             if name in changed or reaching & set(registry.closure(name))]
     return [], stale
+
+
+def appended_only(root: Path, task: str, code: list[str], before: dict[str, bytes]) -> bool:
+    """Whether `task` changed only by production implementations appended after the ones it had: new files, and a
+    manifest equal but for entries added at the end of `implementations.production`, where an earlier entry runs
+    everywhere (no `requires`, no `devices`), so a higher level, which binds a component's first production class
+    that can run (fastkernels.build), still binds the one it bound."""
+    files = [relative for relative in code if task_of(relative) == task]
+    manifests = [relative for relative in files if relative.endswith("/task.yaml")]
+    if any(relative.startswith("agents/") or relative in before and relative not in manifests for relative in files):
+        return False
+    if len(manifests) != 1:
+        return not manifests  # only new files, none of them its manifest
+    try:
+        old, new = yaml.safe_load(before[manifests[0]]), yaml.safe_load((root / manifests[0]).read_bytes())
+        old_list, new_list = old["implementations"]["production"], new["implementations"]["production"]
+    except (KeyError, TypeError, yaml.YAMLError):
+        return False
+    runs_everywhere = any(not impl.get("requires") and "devices" not in impl for impl in old_list)
+    old["implementations"]["production"] = new["implementations"]["production"] = None
+    return old == new and new_list[:len(old_list)] == old_list and runs_everywhere
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -154,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tasks", action="store_true", help="also say which tasks' rows stand")
     args = parser.parse_args(argv)
     try:
-        found = differences(args.root, args.revision)
+        found, before = compare(args.root, args.revision)
     except ValueError as error:
         print(f"harness_diff.py: {error}", file=sys.stderr)
         return 2
@@ -170,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{len(found)} files differ from {args.revision} in prose only (docstrings, comments, Markdown): rows "
               f"made at it stand for this tree")
     if args.tasks and code:
-        shared, stale = stale_tasks(args.root, found)
+        shared, stale = stale_tasks(args.root, found, before)
         total = len(Registry(args.root / "tasks").names)
         if shared:
             print(f"shared code differs ({', '.join(shared[:3])}{' ...' if len(shared) > 3 else ''}): no task's rows "

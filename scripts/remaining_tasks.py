@@ -70,7 +70,7 @@ def standing_rows(root: Path, revision: str) -> tuple[str, frozenset[str]]:
         with tarfile.open(tar_path) as tar:
             tar.extractall(Path(scratch) / "tree", filter="data")
         digest = harness_digest(Path(scratch) / "tree")["harness_sha256"]
-    _, stale = harness_diff.stale_tasks(root, harness_diff.differences(root, revision))
+    _, stale = harness_diff.stale_tasks(root, *harness_diff.compare(root, revision))
     return digest, frozenset(stale)
 
 

@@ -131,3 +131,42 @@ def test_tasks_option_names_what_to_measure_again(repo, capsys):
     _edit(repo, "fastkernels/timing.py", "us * 2.0", "us * 2.5")
     assert harness_diff.main(["measured", "--root", str(repo), "--tasks"]) == 1
     assert "shared code differs (fastkernels/timing.py): no task's rows stand" in capsys.readouterr().out
+
+
+def _manifest_before(task_yaml: str, edit) -> dict[str, bytes]:
+    """`before` files for stale_tasks: the task's manifest as this tree has it, edited by `edit`."""
+    import yaml
+
+    manifest = yaml.safe_load((ROOT / task_yaml).read_text())
+    edit(manifest)
+    return {task_yaml: yaml.safe_dump(manifest).encode()}
+
+
+def _without_last_production(manifest: dict) -> None:
+    manifest["implementations"]["production"].pop()
+
+
+MLP = "tasks/L2/llama_mlp/task.yaml"
+APPENDED = {MLP: "code", "tasks/L2/llama_mlp/torch_compile.py": "code"}
+BUILT_FROM_MLP = {"llama_mlp", "llama_decoder_layer", "jamba_mamba_layer"}
+
+
+def test_a_production_path_appended_to_a_task_leaves_what_is_built_from_it_standing():
+    # llama_mlp's Inductor path came after `composed`, which runs everywhere: the decoder layers still bind composed
+    before = _manifest_before(MLP, _without_last_production)
+    assert harness_diff.stale_tasks(ROOT, APPENDED, before) == ([], ["llama_mlp"])
+    assert set(harness_diff.stale_tasks(ROOT, APPENDED)[1]) == BUILT_FROM_MLP  # without `before`: conservative
+
+
+@pytest.mark.parametrize("why, edit, extra", [
+    ("another field changed too", lambda m: (_without_last_production(m), m["tolerance"]["bfloat16"].update(atol=1.0)),
+     {}),
+    ("an existing file changed", _without_last_production, {"tasks/L2/llama_mlp/llama_mlp.py": b"# before"}),
+    ("inserted before the others", lambda m: m["implementations"]["production"].pop(0), {}),
+    ("no earlier entry runs everywhere", lambda m: (_without_last_production(m),
+                                                   m["implementations"]["production"][0].update(devices=["cuda"])), {}),
+])
+def test_any_other_change_reaches_what_is_built_from_the_task(why, edit, extra):
+    before = _manifest_before(MLP, edit) | extra
+    found = APPENDED | {relative: "code" for relative in extra}
+    assert set(harness_diff.stale_tasks(ROOT, found, before)[1]) == BUILT_FROM_MLP, why
