@@ -33,6 +33,8 @@ import argparse
 import ast
 import subprocess
 import sys
+import tarfile
+import tempfile
 import tomllib
 from pathlib import Path
 
@@ -40,7 +42,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from fastkernels.environment import HARNESS_PATHS  # noqa: E402
+from fastkernels.environment import HARNESS_PATHS, harness_digest  # noqa: E402
 from fastkernels.registry import Registry  # noqa: E402
 
 PROSE, CODE = "prose", "code"
@@ -178,6 +180,22 @@ def appended_only(root: Path, task: str, code: list[str], before: dict[str, byte
     runs_everywhere = any(not impl.get("requires") and "devices" not in impl for impl in old_list)
     old["implementations"]["production"] = new["implementations"]["production"] = None
     return old == new and new_list[:len(old_list)] == old_list and runs_everywhere
+
+
+def standing_rows(root: Path, revision: str) -> tuple[str, frozenset[str]]:
+    """(REV's harness_sha256, the tasks whose rows made at it no longer stand for the working tree)."""
+    with tempfile.TemporaryDirectory() as scratch:
+        archive = subprocess.run(["git", "-C", str(root), "archive", "--format=tar", revision, "--", *HARNESS_PATHS],
+                                 capture_output=True)
+        if archive.returncode != 0:
+            raise ValueError(f"git cannot read revision {revision!r}: {archive.stderr.decode().strip()}")
+        tar_path = Path(scratch) / "harness.tar"
+        tar_path.write_bytes(archive.stdout)
+        with tarfile.open(tar_path) as tar:
+            tar.extractall(Path(scratch) / "tree", filter="data")
+        digest = harness_digest(Path(scratch) / "tree")["harness_sha256"]
+    _, stale = stale_tasks(root, *compare(root, revision))
+    return digest, frozenset(stale)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -386,6 +386,8 @@ def main() -> int:
     parser.add_argument("--parts", default="ceilings,noop,repeat",
                         help="which measurements, comma-separated (a device call may not fit all of them)")
     args = parser.parse_intermixed_args()
+    if args.standing_from and not args.noop_rows:
+        parser.error("--standing-from says which runs of --noop-rows to read: give those runs")
     device = "cuda" if torch.cuda.is_available() else "cpu"
     from fastkernels.config import CONF_DIR, HardwareProfile
     from fastkernels.hardware import detect_device, load_profiles, resolve_profile
@@ -418,7 +420,7 @@ def main() -> int:
         standing = None
         try:
             if args.standing_from:
-                from remaining_tasks import standing_rows
+                from harness_diff import standing_rows
 
                 standing = standing_rows(ROOT, args.standing_from)
             latest = stitched_rows(args.noop_rows, standing)

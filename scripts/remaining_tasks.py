@@ -32,8 +32,6 @@ import json
 import re
 import subprocess
 import sys
-import tarfile
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -56,22 +54,6 @@ def harness_differences(commit: str, other: str) -> list[str]:
     if done.returncode != 0:
         raise ValueError(f"git diff {commit} {other}: {done.stderr.strip() or 'failed'}")
     return done.stdout.split()
-
-
-def standing_rows(root: Path, revision: str) -> tuple[str, frozenset[str]]:
-    """(REV's harness_sha256, the tasks whose rows made at it no longer stand for the working tree)."""
-    with tempfile.TemporaryDirectory() as scratch:
-        archive = subprocess.run(["git", "-C", str(root), "archive", "--format=tar", revision, "--", *HARNESS_PATHS],
-                                 capture_output=True)
-        if archive.returncode != 0:
-            raise ValueError(f"git cannot read revision {revision!r}: {archive.stderr.decode().strip()}")
-        tar_path = Path(scratch) / "harness.tar"
-        tar_path.write_bytes(archive.stdout)
-        with tarfile.open(tar_path) as tar:
-            tar.extractall(Path(scratch) / "tree", filter="data")
-        digest = harness_digest(Path(scratch) / "tree")["harness_sha256"]
-    _, stale = harness_diff.stale_tasks(root, *harness_diff.compare(root, revision))
-    return digest, frozenset(stale)
 
 
 def _same(made_at: str, commit: str) -> bool:
@@ -198,7 +180,7 @@ def main() -> int:
             if not here.startswith(args.harness):
                 parser.error(f"--standing-from compares {args.standing_from} with the working tree, whose harness is "
                              f"{here[:12]}, not --harness {args.harness}")
-            standing = standing_rows(ROOT, args.standing_from)
+            standing = harness_diff.standing_rows(ROOT, args.standing_from)
             print(f"rows at {args.standing_from} (harness {standing[0][:12]}) count for every task but "
                   f"{len(standing[1])}" + (f": {', '.join(sorted(standing[1]))}" if standing[1] else ""),
                   file=sys.stderr)

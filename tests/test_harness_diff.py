@@ -170,3 +170,12 @@ def test_any_other_change_reaches_what_is_built_from_the_task(why, edit, extra):
     before = _manifest_before(MLP, edit) | extra
     found = APPENDED | {relative: "code" for relative in extra}
     assert set(harness_diff.stale_tasks(ROOT, found, before)[1]) == BUILT_FROM_MLP, why
+
+
+def test_the_standing_harness_is_the_digest_a_clean_checkout_of_the_revision_gives():
+    dirty = subprocess.run(["git", "status", "--porcelain", "--", *harness_diff.HARNESS_PATHS], cwd=ROOT,
+                           capture_output=True, text=True, check=True).stdout
+    if dirty:
+        pytest.skip("the working tree's harness differs from HEAD (a development tree; CI's clone is clean)")
+    digest, stale = harness_diff.standing_rows(ROOT, "HEAD")
+    assert digest == harness_diff.harness_digest(ROOT)["harness_sha256"] and stale == frozenset()

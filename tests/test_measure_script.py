@@ -274,3 +274,9 @@ def test_a_pass_stitched_across_a_task_local_change_reads_the_older_runs_only_fo
     note = measure.harness_note(runs, ("5bf55bf", old, frozenset({"a"})))
     assert note == (f"harness {here[:12]} (this tree); 1 run(s) at {old[:12]} (5bf55bf) read for the tasks whose rows"
                     " stand for it, all but 1")
+
+
+def test_standing_from_without_noop_rows_is_a_one_line_error(tmp_path):
+    done = subprocess.run([sys.executable, str(SCRIPT), "--parts", "none", "--standing-from", "HEAD", "--out",
+                           str(tmp_path / "out")], capture_output=True, text=True)
+    assert done.returncode == 2 and "--standing-from says which runs of --noop-rows to read" in done.stderr
