@@ -11,7 +11,7 @@ This script replays that order of bf16 roundings on the CPU (torch, no Triton): 
 blocked layout of 8-element vectors (thread t holds 8t..8t+7, then the same 1024 further on), summed in order with
 a rounding to bf16 after every add, then a pairwise tree. It prints, per SDXL case, the variance error and the share
 of outputs outside the task's bf16 tolerance against a float64 GroupNorm (no affine: weight ~1 barely moves it).
-On the H200 (2026-11-30 16:21-16:29 UTC, docs/results/h200-2026-11-30-tenth/noop-level1-rest.tgz) Liger's kernel put
+On the H200 (2026-11-30 16:21-16:29 UTC, docs/results/h200-2026-11-30-tenth/noop-level1-rest.tgz, in git history: docs/results/ARCHIVED.md) Liger's kernel put
 76, 79, 44, 74 and 80% of the elements outside it on the five cases in the order below, its outputs 5-6% too large;
 this emulation gives 75, 79, 46, 73 and 80% (seed 0), and with 1024 threads (fewer adds per thread) 0%. So the bf16
 accumulation at Triton's default 4 warps is the cause; the exact in-thread order on the GPU may differ.
