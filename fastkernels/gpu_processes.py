@@ -4,8 +4,9 @@ A candidate can start a helper process (past the static check, inside the worker
 only while the baseline runs: the timed stream never sees it, and the warden ends it with the task. Besides the
 worker, the only process below the warden that needs the GPU is the judge, started before any candidate code runs;
 the worker names its children at that moment (`vouch_for_children`, once, through a pipe it then closes) and the
-warden polls NVML's process lists for anything else below it (`GpuWatch`) and logs what it finds; the runner makes
-every case of the task a REWARD_HACK. No honest process does this: on the H200 (2026-11-30, 403 noop rows over all
+warden polls NVML's process lists for anything else below it (`GpuWatch`: every second while the worker runs, and
+once as it ends, before its group is killed) and logs what it finds; the runner makes every case of the task a
+REWARD_HACK. A helper that holds a context only between two polls is not seen (docs/measurement.md). No honest process does this: on the H200 (2026-11-30, 403 noop rows over all
 87 tasks, Inductor's compile workers, Triton, FLA, Liger and Ray lanes included) the watch named none. NVML reports
 host pids: inside a container with its own pid namespace nothing matches.
 """

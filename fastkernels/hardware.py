@@ -40,6 +40,7 @@ class DeviceInfo(BaseModel):
     driver_version: str | None = None
     cuda_runtime: str | None = None
     device_index: int = 0
+    uuid: str | None = None  # the GPU's own identity: lent machines of one model are told apart by it
 
 
 def _cpu_name() -> str:
@@ -74,7 +75,14 @@ def detect_device(index: int = 0) -> DeviceInfo:
         driver_version=driver_version(),
         cuda_runtime=torch.version.cuda,
         device_index=index,
+        uuid=_gpu_uuid(props),
     )
+
+
+def _gpu_uuid(props: object) -> str | None:
+    """The GPU's UUID as nvidia-smi prints it (GPU-xxxxxxxx-...), or None where torch does not report one."""
+    value = getattr(props, "uuid", None)
+    return None if value is None else f"GPU-{value}"
 
 
 def device_count() -> int:

@@ -73,6 +73,8 @@ def run_warded(work: Callable[[], int]) -> NoReturn:
         _kill_group(worker)
     watch = GpuWatch(warden, worker, vouch_read)
     status = _wait(worker, watch)
+    if watch.active:  # once more as the worker ends, before its group is killed: a helper of its last second
+        watch.poll()
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     _kill_group(worker)  # what the worker left in its group: its judge, a compile pool, plain subprocesses
     strays = _kill_strays(worker) if subreaper else []

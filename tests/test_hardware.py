@@ -168,3 +168,14 @@ def test_a_tree_without_git_reports_the_commit_it_was_told(tmp_path, monkeypatch
     assert git_state(tmp_path) == {"git_commit": "abc123", "git_dirty": None, "git_source": "env"}
     monkeypatch.delenv("FASTKERNELS_GIT_COMMIT")
     assert git_state(tmp_path)["git_commit"] is None
+
+
+def test_a_gpus_uuid_is_recorded_as_nvidia_smi_prints_it():
+    # torch reports the UUID without nvidia-smi's "GPU-" prefix; a torch without the field records none
+    from uuid import UUID
+
+    from fastkernels.hardware import _gpu_uuid
+
+    value = UUID("5c0a0d1c-8e36-4b56-9a31-2f1d3e4c5b6a")
+    assert _gpu_uuid(SimpleNamespace(uuid=value)) == "GPU-5c0a0d1c-8e36-4b56-9a31-2f1d3e4c5b6a"
+    assert _gpu_uuid(SimpleNamespace()) is None

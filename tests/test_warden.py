@@ -95,6 +95,24 @@ def test_a_process_the_worker_starts_after_vouching_is_noted_when_it_holds_a_gpu
         in done.stderr.splitlines()  # not the worker, not its vouched judge, not pid 1 (not below the warden)
 
 
+def test_a_helper_that_reaches_the_gpu_as_the_worker_ends_is_noted(tmp_path):
+    # No second passes on the GPU before the worker returns, so only the warden's read as the worker ends can see it
+    # (on the H200 a helper that raced its worker this way went unnamed, 2026-12-04).
+    done = _warded('''
+        vouch_for_children()
+        helper = subprocess.Popen(["sleep", "32"])
+        open("gpu.pids", "w").write(str(helper.pid))
+        open("helper.pid", "w").write(str(helper.pid))
+        return 0
+        ''', tmp_path, fake_nvml=True)
+    helper = int((tmp_path / "helper.pid").read_text())
+    assert done.returncode == 0
+    assert f"warden: GPU contexts below the worker besides its own and its judge's: pid {helper} (sleep 32)" \
+        in done.stderr.splitlines()
+    with pytest.raises(ProcessLookupError):  # and it is ended with the worker's group
+        os.kill(helper, 0)
+
+
 def test_a_helper_on_the_gpu_makes_every_case_of_the_task_a_reward_hack(tmp_path, monkeypatch):
     from fastkernels import runner
     from scoring import cpu_job
