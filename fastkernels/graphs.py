@@ -7,9 +7,8 @@ Several captures because a replay's speed is drawn at capture: on the H200 (2026
 `scripts/diagnose_noop.py --graphs 3`) three captures of one softmax module replayed at 12.58, 12.93 and 13.41 us,
 as far apart as captures of two instances, and one capture a side put noop graph speedups at 0.94. Timed iteration i
 replays capture i mod K of both sides, so the estimate averages over K draws per side, and the speedup's interval
-resamples captures as well as replays (`speedup_ci95(clusters=K)`, widened by sqrt(K/(K-1)) for so few clusters).
-Every timed replay is preceded (untimed) by fresh values written into the inputs and the cache flush, like the
-eager protocol. Timed candidate replays picked at
+resamples captures as well as replays (`speedup_ci95(clusters=K)`). Every timed replay is preceded (untimed) by
+fresh values written into the inputs and the cache flush, like the eager protocol. Timed candidate replays picked at
 random in every batch are judged by the judge process when the batch ends (checks.TimedRecheck, as in eager
 timing), and the first batch's picks take one replay of every capture, so each capture is judged on fresh inputs:
 a graph's kernels can keep state on the device (a replay counter), so a capture right on its first replay may skip
@@ -147,7 +146,7 @@ def graph_fields(
         fields["candidate_graph_ms"] = summarize(samples["candidate"]).median_ms
         fields["graph_speedup"] = paired_speedup(samples["baseline"], samples["candidate"])
         fields["graph_speedup_ci95"] = speedup_ci95(samples["baseline"], samples["candidate"], seed=repetition.seed,
-                                                    clusters=len(captures["baseline"]), few_clusters_correction=True)
+                                                    clusters=len(captures["baseline"]))
     return fields
 
 
@@ -211,7 +210,7 @@ def _wider_than_target(timed: _Timed, repetition: HarnessConfig) -> float | None
     if "candidate" not in samples:
         return None
     low, high = speedup_ci95(samples["baseline"], samples["candidate"], seed=repetition.seed,
-                             clusters=timed.record.input_sets, few_clusters_correction=True)
+                             clusters=timed.record.input_sets)
     wider = (high - low) / 2 / paired_speedup(samples["baseline"], samples["candidate"])
     return wider if wider > repetition.target_ci else None
 

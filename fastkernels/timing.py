@@ -24,7 +24,6 @@ iterations.
 
 from __future__ import annotations
 
-import math
 import random
 import secrets
 import time
@@ -379,7 +378,7 @@ def paired_speedup(baseline: Sequence[float], candidate: Sequence[float]) -> flo
 
 def speedup_ci95(
     baseline: Sequence[float], candidate: Sequence[float], seed: int = 0, resamples: int = 2000,
-    clusters: int = 1, few_clusters_correction: bool = False,
+    clusters: int = 1,
 ) -> tuple[float, float]:
     """Bootstrap 95% interval of `paired_speedup`, resampling iterations (pairs of calls), not calls.
 
@@ -387,11 +386,7 @@ def speedup_ci95(
     capture it replayed) and the bootstrap has two stages: draw clusters with replacement, then iterations within
     each drawn cluster. On the H200 the pairs' ratios of a microsecond kernel moved by +-6% with the input set, and
     captures of one module by up to 6% (a draw at capture), so iterations of one cluster are not independent draws
-    of the speedup and resampling them alone gives an interval too narrow; two stages err wide.
-    `few_clusters_correction` widens the interval (in logs, about the point estimate) by sqrt(K/(K-1)), K the
-    clusters: drawing K clusters from K understates their mean's variance by (K-1)/K. graphs.py asks for it: with
-    8 captures a side the replayed intervals held 1 on 93-95% of noop rows, corrected 95.2% (318 of 334, H200
-    pass at 1afca04a55b6); the eager intervals, over more input sets, over-covered with it (97.1%) and go without."""
+    of the speedup and resampling them alone gives an interval too narrow; two stages err wide."""
     rng = np.random.default_rng(seed)
     logs = np.log(_ratios(baseline, candidate))
     clusters = min(clusters, logs.size)
@@ -402,12 +397,8 @@ def speedup_ci95(
         groups = logs[np.newaxis, :]
     estimates = np.concatenate([_resampled_means(groups, min(500, resamples - done), rng)
                                 for done in range(0, resamples, 500)])  # blocks of 500: ~13 MB at 3200 calls
-    low, high = np.percentile(estimates, [2.5, 97.5])
-    if few_clusters_correction and clusters > 1:
-        center = _interquartile_mean(np.sort(logs))
-        widen = math.sqrt(clusters / (clusters - 1))
-        low, high = center - (center - low) * widen, center + (high - center) * widen
-    return float(np.exp(low)), float(np.exp(high))
+    low, high = np.exp(np.percentile(estimates, [2.5, 97.5]))
+    return float(low), float(high)
 
 
 def _resampled_means(groups: np.ndarray, count: int, rng: np.random.Generator) -> np.ndarray:

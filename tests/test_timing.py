@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import random
 from pathlib import Path
 
@@ -379,22 +378,6 @@ def test_the_interval_resamples_clusters_when_iterations_of_a_cluster_share_a_dr
     assert naive[1] - naive[0] < 0.01 < clustered[1] - clustered[0]
     assert clustered[0] <= paired_speedup(baseline, candidate) <= clustered[1]
 
-
-
-def test_graph_intervals_over_few_captures_are_widened_by_the_small_cluster_factor():
-    # Drawing K clusters from K understates the variance of their mean by (K-1)/K; graphs.py asks for the log
-    # interval about the point estimate to be widened by sqrt(K/(K-1)) (8 captures: 7%), and one cluster is left as is.
-    offsets = [1.03, 0.97, 1.02, 0.985, 1.01, 0.99, 1.025, 0.975]
-    baseline = [offsets[i % 8] * (1 + 0.001 * ((i * 7) % 5 - 2)) for i in range(800)]
-    candidate = [1.0] * 800
-    center = math.log(paired_speedup(baseline, candidate))
-    plain = [math.log(end) for end in speedup_ci95(baseline, candidate, clusters=8)]
-    widened = [math.log(end) for end in speedup_ci95(baseline, candidate, clusters=8, few_clusters_correction=True)]
-    factor = math.sqrt(8 / 7)
-    assert widened[0] == pytest.approx(center - (center - plain[0]) * factor)
-    assert widened[1] == pytest.approx(center + (plain[1] - center) * factor)
-    assert speedup_ci95(baseline, candidate, clusters=1, few_clusters_correction=True) == speedup_ci95(baseline,
-                                                                                                      candidate)
 
 _times = st.lists(st.floats(min_value=1e-3, max_value=1e3, allow_nan=False), min_size=1, max_size=60)
 
