@@ -1,0 +1,17 @@
+"""ConvNeXtStage as the composed production path builds it (convnextv2_stage.py over the first production lower-level
+classes), its forward compiled by Inductor (fastkernels.compiled): what `torch.compile` on a timm ConvNeXt runs:
+every block's permutes, GELU, Global Response Norm and residual add fused into fewer kernels around the cuDNN
+convolutions, the LayerNorms and the cuBLAS GEMMs. On the GPU the composed module's LayerNorm is Liger's Triton
+kernel, which Dynamo is to trace as a user-defined Triton kernel (not yet run on a GPU; the CPU check binds torch's
+LayerNorm, Liger's being cuda-only)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fastkernels.compiled import compiled
+from fastkernels.implementations import import_file
+
+_composed = import_file(Path(__file__).with_name("convnextv2_stage.py"), namespace="tasks.convnextv2_stage")
+
+ConvNeXtStage = compiled(_composed.ConvNeXtStage)
