@@ -240,6 +240,8 @@ def test_a_chain_of_lanes_files_runs_them_in_turn_within_one_budget_and_carries_
     assert "=== warm: 600 s left" in done.stdout
     assert {"lanes.tgz", "picks.tgz"} <= {path.name for path in (out / "warm").iterdir()}
     with tarfile.open(out / "call-1" / "lanes.tgz") as archive:
+        # a run's own picks stay out of the archive (the merged picks.tgz beside it holds them): 150 KB a run, kept
+        assert not any(name.endswith("/picks.tgz") for name in archive.getnames())
         log = archive.extractfile("./lane-0.log").read().decode()
         with tarfile.open(fileobj=io.BytesIO(archive.extractfile("./lane-0-1/noop.tgz").read())) as run:
             rows = [json.loads(line) for line in run.extractfile("noop/results.jsonl").read().splitlines()]
