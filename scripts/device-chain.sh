@@ -7,10 +7,11 @@
 # SECONDS must stay under the device tool's limit for the call, which is the session's device time left less a cold
 # start when the machine is not warm: device-lanes.sh packs its archive only when its runs end, and a call killed at
 # the limit brings nothing back (the twenty-seventh session's fourth call: a 470 s budget, a 385 s limit).
-# Afterwards $OUT holds, per file, NAME/lanes.tgz and NAME/picks.tgz (NAME: the file's name without .txt) and
-# picks.tgz, the last merged picks (copy it to .picks/HARDWARE.tgz). FK_PICKS names the picks the first file
-# restores (default .picks/${FK_HARDWARE:-h200}.tgz); each later file restores the one before it left. A file that
-# would start with under FK_CHAIN_MIN_S (default 30) seconds left is skipped, and says so.
+# Afterwards $OUT holds, per file, NAME/lanes.tgz (NAME: the file's name without .txt) and picks.tgz, the last
+# merged picks (copy it to .picks/HARDWARE.tgz); each file's own NAME/picks.tgz is removed at the end. FK_PICKS
+# names the picks the first file restores (default .picks/${FK_HARDWARE:-h200}.tgz); each later file restores the
+# one before it left. A file that would start with under FK_CHAIN_MIN_S (default 30) seconds left is skipped, and
+# says so.
 set -uo pipefail
 [ "$#" -ge 1 ] || { echo "usage: FK_CALL_BUDGET=SECONDS bash scripts/device-chain.sh LANES_FILE ..." >&2; exit 2; }
 for file in "$@"; do
@@ -36,4 +37,5 @@ for file in "$@"; do
   [ -f "$out/$name/picks.tgz" ] && picks=$out/$name/picks.tgz
 done
 [ -f "$picks" ] && cp "$picks" "$out/picks.tgz"
+rm -f "$out"/*/picks.tgz  # each file's picks were for the next file only: the last, merged, is $out/picks.tgz
 echo "=== chain: $(( $(date +%s) - start )) s of $budget"

@@ -238,7 +238,7 @@ def test_a_chain_of_lanes_files_runs_them_in_turn_within_one_budget_and_carries_
                           cwd=ROOT, env=environment, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "=== warm: 600 s left" in done.stdout
-    assert {"lanes.tgz", "picks.tgz"} <= {path.name for path in (out / "warm").iterdir()}
+    assert {path.name for path in (out / "warm").iterdir()} == {"lanes.tgz"}  # its picks went to the next file
     with tarfile.open(out / "call-1" / "lanes.tgz") as archive:
         # a run's own picks stay out of the archive (the merged picks.tgz beside it holds them): 150 KB a run, kept
         assert not any(name.endswith("/picks.tgz") for name in archive.getnames())
@@ -249,4 +249,4 @@ def test_a_chain_of_lanes_files_runs_them_in_turn_within_one_budget_and_carries_
     assert rows and all(row["status"] == "PASSED" for row in rows), log
     # the timed call restored what the warm lanes left, not the first picks
     assert env["env"]["FASTKERNELS_TUNING_PICKS"].endswith("warm/picks.tgz"), log
-    assert (out / "picks.tgz").read_bytes() == (out / "call-1" / "picks.tgz").read_bytes()
+    assert (out / "picks.tgz").is_file() and not list(out.glob("*/picks.tgz"))  # the last file's, merged, alone
