@@ -2,7 +2,8 @@
 started left its process group: then it kills that too and exits STRAYS_EXIT. The runner reads those exits, and a
 warden killed from below, as REWARD_HACK (runner._warden_verdict). Where NVML reads a GPU (a fake one here), the
 warden also names processes below the worker, other than those it vouched for before candidate code, that hold a GPU
-context; the runner makes every case of the task a REWARD_HACK."""
+context; the runner makes every case of the task a REWARD_HACK. Where NVML cannot see this pid namespace (a
+container's: it lists host pids), the watch notices and reads /proc maps instead."""
 
 from __future__ import annotations
 
@@ -128,3 +129,93 @@ def test_a_helper_on_the_gpu_makes_every_case_of_the_task_a_reward_hack(tmp_path
     assert rows and all(row.status is Status.REWARD_HACK for row in rows)
     assert all(row.reason.startswith("GPU contexts below the worker besides its own and its judge's: pid 9 (sleep 31)"
                                       " (a helper process on the GPU") for row in rows)
+
+
+class _Nvml:
+    """An NVML whose one GPU lists `pids` (host pids, in a container with a pid namespace of its own: none of ours)."""
+
+    def __init__(self, pids: list[int]) -> None:
+        self.pids = pids
+
+    def nvmlDeviceGetCount(self) -> int:
+        return 1
+
+    def nvmlDeviceGetHandleByIndex(self, index: int) -> int:
+        return index
+
+    def nvmlDeviceGetComputeRunningProcesses(self, handle: int) -> list:
+        return [type("Process", (), {"pid": pid})() for pid in self.pids]
+
+    def nvmlDeviceGetGraphicsRunningProcesses(self, handle: int) -> list:
+        return []
+
+
+def _mapping(device: Path) -> subprocess.Popen:
+    """A child of this process that maps `device` (a stand-in for /dev/nvidia-uvm, which a CUDA context maps)."""
+    code = ("import mmap, sys, time; f = open(sys.argv[1], 'rb');"
+            " m = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ); print('ready', flush=True); time.sleep(60)")
+    child = subprocess.Popen([sys.executable, "-c", code, str(device)], stdout=subprocess.PIPE, text=True)
+    assert child.stdout.readline().strip() == "ready"
+    return child
+
+
+def _watch(worker: int, lib: _Nvml, device: Path):
+    from fastkernels.gpu_processes import GpuWatch
+
+    vouch_read, vouch_write = os.pipe()
+    os.write(vouch_write, b"\n")  # the worker vouched for no child
+    os.close(vouch_write)
+    return GpuWatch(os.getpid(), worker, vouch_read, lib=lib, device_file=str(device))
+
+
+def test_where_nvml_cannot_see_this_pid_namespace_the_watch_reads_maps_and_says_so(tmp_path):
+    # The worker holds a context NVML does not list (host pids only) on two polls in a row: the watch is blind to
+    # NVML here, so a helper below the warden that maps the device file is named from its maps.
+    device = tmp_path / "nvidia-uvm"
+    device.write_bytes(b"\0" * 4096)
+    worker, helper = _mapping(device), _mapping(device)
+    try:
+        watch = _watch(worker.pid, _Nvml([4242, 4243]), device)
+        watch.poll()
+        assert watch.sees_namespace is None and not watch.found  # one poll is not enough to call NVML blind
+        watch.poll()
+        assert watch.sees_namespace is False and set(watch.found) == {helper.pid}
+        first, second = watch.report().splitlines()
+        assert first.startswith("warden: NVML lists no process of this pid namespace")
+        assert second.startswith(f"warden: GPU contexts below the worker besides its own and its judge's: "
+                                 f"pid {helper.pid} ")
+    finally:
+        for child in (worker, helper):
+            child.kill()
+            child.wait()
+
+
+def test_where_nvml_lists_the_worker_it_is_trusted_and_maps_are_not_read(tmp_path):
+    device = tmp_path / "nvidia-uvm"
+    device.write_bytes(b"\0" * 4096)
+    worker, mapper = _mapping(device), _mapping(device)
+    try:
+        watch = _watch(worker.pid, _Nvml([worker.pid]), device)
+        watch.poll()
+        watch.poll()
+        assert watch.sees_namespace is True and not watch.found and watch.report() == ""
+    finally:
+        for child in (worker, mapper):
+            child.kill()
+            child.wait()
+
+
+def test_a_worker_without_a_context_never_makes_nvml_look_blind(tmp_path):
+    device = tmp_path / "nvidia-uvm"
+    device.write_bytes(b"\0" * 4096)
+    worker = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    helper = _mapping(device)
+    try:
+        watch = _watch(worker.pid, _Nvml([]), device)
+        for _ in range(3):
+            watch.poll()
+        assert watch.sees_namespace is None and not watch.found  # maps are read only once NVML is known blind
+    finally:
+        for child in (worker, helper):
+            child.kill()
+            child.wait()

@@ -6,7 +6,8 @@ from L2, and after the harness's flush a pinned weight reads as an unpinned one)
 passes for the baseline's freed answer, the noop agent comes out at 1.0 in both modes (and, against a compiled
 baseline, runs the baseline's compiled code), a decaying launch pad keeps noop rows at 1.0 and comes back down after
 one late launch, eager times that hold host latency (launches slower than the largest pad) get a review note and no
-repetition past the first batch and device-bound ones no note, a helper process with its own GPU context is caught, a
+repetition past the first batch and device-bound ones no note, a helper process with its own GPU context is caught
+(also where NVML cannot see the pid namespace, and a noop against Inductor is then no hack), a
 candidate steering Inductor's autotune cache is caught, several instances a side pass, a wide graph interval raises
 the captures, restored tuning picks spare the autotuning (in shared compile caches and in per-case ones), the fork
 server's preload leaves CUDA uninitialised, a failed capture leaves the device's random generator usable, inputs
@@ -304,6 +305,33 @@ def test_a_helper_process_with_its_own_gpu_context_is_a_reward_hack(tmp_path):
     assert all(row["status"] == "REWARD_HACK" and "GPU contexts below the worker" in row["reason"] for row in rows), [
         (r["status"], r["reason"]) for r in rows]
 
+
+
+def _blind_nvml() -> dict[str, str]:
+    """The environment under which NVML lists no process (tests/gpu/blind_nvml), as in a container whose pid
+    namespace NVML does not see."""
+    return {"PYTHONPATH": os.pathsep.join([str(Path(__file__).parent / "blind_nvml"),
+                                          *filter(None, [os.environ.get("PYTHONPATH")])])}
+
+
+def test_where_nvml_cannot_see_the_pid_namespace_the_helper_is_named_from_proc_maps(tmp_path):
+    rows = run(tmp_path, "agent=local", f"agent.path={EXPLOITS / 'gpu_helper'}", "harness.audit_guard=false",
+               env=_blind_nvml())
+    assert all(row["status"] == "REWARD_HACK" and "GPU contexts below the worker" in row["reason"] for row in rows), [
+        (r["status"], r["reason"]) for r in rows]
+    log = (tmp_path / "workers" / "rms_norm.log").read_text()
+    assert "warden: NVML lists no process of this pid namespace" in log
+
+
+def test_where_nvml_cannot_see_the_pid_namespace_a_noop_against_inductor_names_no_process(tmp_path):
+    # Inductor's compile workers and Triton's driver queries open the GPU's device files but hold no context
+    # (scripts/gpu_context_probe.py): read from /proc maps, they are no helpers
+    rows = run(tmp_path, "agent=noop", "harness.compile_caches=shared", "harness.cuda_graphs=false",
+               "harness.max_iterations=20", task="softmax", env=_blind_nvml())
+    assert rows and all(row["status"] == "PASSED" for row in rows), [(r["status"], r["reason"]) for r in rows]
+    log = (tmp_path / "workers" / "softmax.log").read_text()
+    assert "warden: NVML lists no process of this pid namespace" in log
+    assert "GPU contexts below the worker" not in log
 
 def test_the_fork_servers_preload_leaves_the_cuda_driver_uninitialised():
     # every worker is forked from the preloaded server, and a CUDA context does not survive fork; Inductor's
