@@ -168,54 +168,53 @@ def _watch(worker: int, lib: _Nvml, device: Path):
     return GpuWatch(os.getpid(), worker, vouch_read, lib=lib, device_file=str(device))
 
 
-def test_where_nvml_cannot_see_this_pid_namespace_the_watch_reads_maps_and_says_so(tmp_path):
+@pytest.fixture
+def device(tmp_path):
+    """A stand-in for /dev/nvidia-uvm, and the children started to map it (or not), killed afterwards."""
+    path = tmp_path / "nvidia-uvm"
+    path.write_bytes(b"\0" * 4096)
+    started: list[subprocess.Popen] = []
+
+    def child(maps: bool = True) -> subprocess.Popen:
+        idle = [sys.executable, "-c", "import time; time.sleep(60)"]
+        started.append(_mapping(path) if maps else subprocess.Popen(idle))
+        return started[-1]
+
+    yield path, child
+    for process in started:
+        process.kill()
+        process.wait()
+
+
+def test_where_nvml_cannot_see_this_pid_namespace_the_watch_reads_maps_and_says_so(device):
     # The worker holds a context NVML does not list (host pids only) on two polls in a row: the watch is blind to
     # NVML here, so a helper below the warden that maps the device file is named from its maps.
-    device = tmp_path / "nvidia-uvm"
-    device.write_bytes(b"\0" * 4096)
-    worker, helper = _mapping(device), _mapping(device)
-    try:
-        watch = _watch(worker.pid, _Nvml([4242, 4243]), device)
-        watch.poll()
-        assert watch.sees_namespace is None and not watch.found  # one poll is not enough to call NVML blind
-        watch.poll()
-        assert watch.sees_namespace is False and set(watch.found) == {helper.pid}
-        first, second = watch.report().splitlines()
-        assert first.startswith("warden: NVML lists no process of this pid namespace")
-        assert second.startswith(f"warden: GPU contexts below the worker besides its own and its judge's: "
-                                 f"pid {helper.pid} ")
-    finally:
-        for child in (worker, helper):
-            child.kill()
-            child.wait()
+    path, child = device
+    worker, helper = child(), child()
+    watch = _watch(worker.pid, _Nvml([4242, 4243]), path)
+    watch.poll()
+    assert watch.sees_namespace is None and not watch.found  # one poll is not enough to call NVML blind
+    watch.poll()
+    assert watch.sees_namespace is False and set(watch.found) == {helper.pid}
+    first, second = watch.report().splitlines()
+    assert first.startswith("warden: NVML lists no process of this pid namespace")
+    assert second.startswith("warden: GPU contexts below the worker besides its own and its judge's: "
+                             f"pid {helper.pid} ")
 
 
-def test_where_nvml_lists_the_worker_it_is_trusted_and_maps_are_not_read(tmp_path):
-    device = tmp_path / "nvidia-uvm"
-    device.write_bytes(b"\0" * 4096)
-    worker, mapper = _mapping(device), _mapping(device)
-    try:
-        watch = _watch(worker.pid, _Nvml([worker.pid]), device)
-        watch.poll()
-        watch.poll()
-        assert watch.sees_namespace is True and not watch.found and watch.report() == ""
-    finally:
-        for child in (worker, mapper):
-            child.kill()
-            child.wait()
+def test_where_nvml_lists_the_worker_it_is_trusted_and_maps_are_not_read(device):
+    path, child = device
+    worker, _mapper = child(), child()
+    watch = _watch(worker.pid, _Nvml([worker.pid]), path)
+    watch.poll()
+    watch.poll()
+    assert watch.sees_namespace is True and not watch.found and watch.report() == ""
 
 
-def test_a_worker_without_a_context_never_makes_nvml_look_blind(tmp_path):
-    device = tmp_path / "nvidia-uvm"
-    device.write_bytes(b"\0" * 4096)
-    worker = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-    helper = _mapping(device)
-    try:
-        watch = _watch(worker.pid, _Nvml([]), device)
-        for _ in range(3):
-            watch.poll()
-        assert watch.sees_namespace is None and not watch.found  # maps are read only once NVML is known blind
-    finally:
-        for child in (worker, helper):
-            child.kill()
-            child.wait()
+def test_a_worker_without_a_context_never_makes_nvml_look_blind(device):
+    path, child = device
+    worker, _helper = child(maps=False), child()
+    watch = _watch(worker.pid, _Nvml([]), path)
+    for _ in range(3):
+        watch.poll()
+    assert watch.sees_namespace is None and not watch.found  # maps are read only once NVML is known blind
