@@ -2,8 +2,8 @@
 lower-level classes), its forward compiled by Inductor (fastkernels.compiled): what `torch.compile` on a diffusers
 Flux transformer runs: the SiLU, the modulation's shift, scale and gate, the GELU and the gated residual fused around
 the cuBLAS GEMMs and SDPA. On the GPU the composed attention's RMSNorm is Liger's Triton kernel, which Dynamo is to
-trace as a user-defined Triton kernel (a failure there leaves composed serving; the CPU check binds torch's RMSNorm,
-Liger's being cuda-only)."""
+trace as a user-defined Triton kernel (a failure there leaves composed serving; the CPU check binds the eager
+components, Liger's being cuda-only)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,8 @@
 lower-level classes), its forward compiled by Inductor (fastkernels.compiled): what vLLM's compiled mode runs with
 its custom ops disabled: the residual adds, fc1's bias and QuickGELU fused around the cuBLAS GEMMs and SDPA. On the
 GPU the composed LayerNorm and rope are Liger's Triton kernels, which Dynamo is to trace as user-defined Triton
-kernels (a failure there leaves composed serving; the CPU check binds torch's, Liger's being cuda-only)."""
+kernels (a failure there leaves composed serving; the CPU check binds the eager components, Liger's
+being cuda-only)."""
 
 from __future__ import annotations
 

@@ -2,8 +2,8 @@
 lower-level classes), its forward compiled by Inductor (fastkernels.compiled): what vLLM's compiled mode and
 `torch.compile` on a transformers SigLIP run: the residual adds, fc1's bias and the GELU fused around the cuBLAS
 GEMMs and SDPA. On the GPU the composed LayerNorm is Liger's Triton kernel, which Dynamo is to trace as a
-user-defined Triton kernel (a failure there leaves composed serving; the CPU check binds torch's LayerNorm, Liger's
-being cuda-only)."""
+user-defined Triton kernel (a failure there leaves composed serving; the CPU check binds the eager components,
+Liger's being cuda-only)."""
 
 from __future__ import annotations
 
