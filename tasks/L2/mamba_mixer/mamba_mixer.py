@@ -3,7 +3,9 @@ in_proj -> split x | gate -> causal_conv1d (SiLU) -> x_proj -> split dt | B | C 
 A = -exp(A_log), D, gate z and the dt bias passed to the scan in fp32 -> out_proj.
 
 With use_rms_norm (Jamba's JambaMambaMixer; vLLM's MambaMixer flag of the same name) dt, B and C are each
-RMS-normalised (rms_norm task, with weights) before dt_proj and the scan. As mamba_ssm's fast path, dt_proj's weight
+RMS-normalised (rms_norm task) before dt_proj and the scan: with weights (Jamba), or without where
+rms_norm_has_weight is false (Falcon-Mamba's FalconMambaMixer; vLLM's flag of that name), their weights then fixed at
+ones so the rms_norm component computes the plain normalisation. As mamba_ssm's fast path, dt_proj's weight
 runs as a plain projection and its bias goes to the scan as delta_bias (here the parameter dt_bias; transformers
 calls it dt_proj.bias). A_log, D and dt_bias enter the scan in at least fp32. Every class comes from component(...),
 so this one file is the eager module (in float64, the oracle) and the production one.
@@ -29,6 +31,7 @@ class MambaMixer(nn.Module):
         time_step_rank: int,
         use_conv_bias: bool = True,
         use_rms_norm: bool = False,
+        rms_norm_has_weight: bool = True,
         rms_norm_eps: float = 1e-6,
     ) -> None:
         super().__init__()
@@ -51,10 +54,10 @@ class MambaMixer(nn.Module):
             self.b_layernorm = RMSNorm(state_size, eps=rms_norm_eps)
             self.c_layernorm = RMSNorm(state_size, eps=rms_norm_eps)
             # Jamba starts these weights at ones; drawn around one here (the manifest's parameters: cannot name
-            # weights only some cases have) so that a kernel ignoring them fails.
+            # weights only some cases have) so that a kernel ignoring them fails. Falcon-Mamba's have none: ones.
             with torch.no_grad():
                 for norm in (self.dt_layernorm, self.b_layernorm, self.c_layernorm):
-                    norm.weight.normal_(1.0, 0.1)
+                    norm.weight.normal_(1.0, 0.1) if rms_norm_has_weight else norm.weight.fill_(1.0)
         # Mamba's init: A = -(1..state_size) per channel; dt = softplus(dt_bias) log-uniform in [1e-3, 1e-1].
         A = torch.arange(1, state_size + 1, dtype=torch.float32).expand(intermediate_size, -1)
         self.A_log = nn.Parameter(torch.log(A).contiguous())
