@@ -8,7 +8,8 @@ differs:
 - Python: the syntax trees compared with docstrings left out (comments, blank lines and line positions never enter
   a tree). A file whose code reads `__doc__` keeps its docstrings in the comparison.
 - YAML: the parsed content compared, with Hydra's `# @package` directive lines, which are comments that change what
-  a config composes into.
+  a config composes into. A task manifest's prose fields (its description, each case's source, each implementation's
+  provenance: only `python -m fastkernels list` reads them) are left out.
 - TOML: the parsed content compared.
 - Markdown: prose, added or removed too.
 - anything else (shell scripts, lockfiles), any other file added or removed, or one that does not parse: code, byte
@@ -99,13 +100,35 @@ def _yaml_content(source: bytes) -> tuple[object, list[str]]:
     return yaml.safe_load(source), directives
 
 
+def _manifest_without_prose(content: object) -> object:
+    """A task manifest's parsed content less its prose fields, which only `list` prints: the task's description,
+    each case's source and each implementation's provenance."""
+    if not isinstance(content, dict):
+        return content
+    content = {key: value for key, value in content.items() if key != "description"}
+    if isinstance(content.get("cases"), list):
+        content["cases"] = [{k: v for k, v in case.items() if k != "source"} if isinstance(case, dict) else case
+                            for case in content["cases"]]
+    implementations = content.get("implementations")
+    if isinstance(implementations, dict):
+        def plain(impl: object) -> object:
+            return {k: v for k, v in impl.items() if k != "provenance"} if isinstance(impl, dict) else impl
+        content["implementations"] = {
+            group: [plain(impl) for impl in impls] if isinstance(impls, list) else plain(impls)
+            for group, impls in implementations.items()}
+    return content
+
+
 def kind_of_difference(relative: str, before: bytes, after: bytes) -> str:
     """PROSE where the two versions of one file run alike, else CODE."""
     try:
         if relative.endswith(".py"):
             same = _without_docstrings(before) == _without_docstrings(after)
         elif relative.endswith((".yaml", ".yml")):
-            same = _yaml_content(before) == _yaml_content(after)
+            (was, was_directives), (now, now_directives) = _yaml_content(before), _yaml_content(after)
+            if relative.startswith("tasks/L") and relative.endswith("/task.yaml"):
+                was, now = _manifest_without_prose(was), _manifest_without_prose(now)
+            same = (was, was_directives) == (now, now_directives)
         elif relative.endswith(".toml"):
             same = tomllib.loads(before.decode()) == tomllib.loads(after.decode())
         else:

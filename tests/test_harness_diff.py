@@ -87,6 +87,34 @@ def test_a_change_in_what_runs_is_code(repo, relative, old, new, capsys):
     assert "do not stand for this tree" in capsys.readouterr().out
 
 
+MANIFEST = """name: softmax
+description: Row softmax.
+implementations:
+  eager: {name: eager, source: "softmax.py:Softmax", provenance: "torch.softmax"}
+  production:
+    - {name: torch_native, source: "native.py:Softmax", provenance: "torch.softmax in fp32"}
+cases:
+  - {name: llama31_8b_logits_1, tier: gpu, init: {}, dims: {tokens: 1, n: 128256}, source: "Llama-3.1-8B vocab"}
+"""
+
+
+@pytest.mark.parametrize("old, new, kind", [
+    ("Row softmax.", "Row softmax, over the last dim.", "prose"),
+    ('provenance: "torch.softmax in fp32"', 'provenance: "torch.softmax, computed in fp32"', "prose"),
+    ('source: "Llama-3.1-8B vocab"', 'source: "Meta Llama-3.1-8B config: vocab_size 128256"', "prose"),
+    ('source: "native.py:Softmax"', 'source: "native.py:FastSoftmax"', "code"),
+    ("n: 128256", "n: 128000", "code"),
+])
+def test_a_manifests_description_case_sources_and_provenance_are_prose(repo, old, new, kind):
+    relative = "tasks/L1/softmax/task.yaml"
+    (repo / relative).write_text(MANIFEST)
+    _git(repo, "add", "-A")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "a manifest")
+    _git(repo, "tag", "with-manifest")
+    _edit(repo, relative, old, new)
+    assert harness_diff.differences(repo, "with-manifest") == {relative: kind}
+
+
 def test_a_docstring_the_code_reads_is_code(repo):
     _edit(repo, "fastkernels/timing.py", "# a comment", "print(pad.__doc__)")
     _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "reads its doc")
