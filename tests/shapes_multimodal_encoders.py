@@ -28,10 +28,13 @@ from transformers import (
     Swinv2Config,
 )
 
+import shapes_edge_detection
 from case_shapes import Family
 from fastkernels.manifest import Case
 
 MULTIMODAL = Family("multimodal-encoders")
+# ConvNeXt-V2 Tiny (a gelu case: its MLP activation) as the edge-detection module builds it.
+MULTIMODAL.architecture("convnextv2_tiny")(shapes_edge_detection.convnextv2_tiny)
 
 # vLLM's Qwen2 / Qwen3 attention builds its M-RoPE with get_rope's default is_neox_style=True (HF's rotate_half).
 VLLM_MROPE_IS_NEOX_STYLE = True
@@ -70,12 +73,6 @@ def dinov3_vitl16() -> DINOv3ViTConfig:
     """facebook/dinov3-vitl16-pretrain-lvd1689m (transformers' convert_dinov3_vit_to_hf.py, model "vitl")."""
     return DINOv3ViTConfig(patch_size=16, hidden_size=1024, intermediate_size=4096, num_hidden_layers=24,
                            num_attention_heads=16, num_register_tokens=4, use_gated_mlp=False)
-
-
-@MULTIMODAL.architecture("convnextv2_tiny")
-def convnextv2_tiny() -> ConvNextV2Config:
-    """facebook/convnextv2-tiny-1k-224: the class defaults (hidden_sizes [96, 192, 384, 768], depths [3, 3, 9, 3])."""
-    return ConvNextV2Config()
 
 
 @MULTIMODAL.architecture("clip_vit_l14_336")

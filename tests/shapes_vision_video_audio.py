@@ -15,12 +15,18 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from transformers import Dinov2Config, SiglipVisionConfig, VJEPA2Config, WhisperConfig
+from transformers import Dinov2Config, VJEPA2Config, WhisperConfig
 
+import shapes_multimodal_encoders
+import shapes_world_models
 from case_shapes import Family, Published
 from fastkernels.manifest import Case
 
 VISION = Family("vision-video-audio")
+# Architectures another family's module already builds, registered here too under the same case-name prefixes.
+for shared in (shapes_world_models.vjepa2_vitl_fpc64_256, shapes_world_models.vjepa2_vitg_fpc64_384,
+              shapes_multimodal_encoders.siglip_so400m):
+    VISION.architecture(shared.__name__)(shared)
 
 # diffusers' AdaLayerNormZero / AdaLayerNormZeroSingle (FLUX, HunyuanVideo) and facebookresearch/DiT's DiTBlock all
 # normalise with LayerNorm(hidden, elementwise_affine=False, eps=1e-6) before modulating.
@@ -79,26 +85,6 @@ def whisper_small() -> WhisperConfig:
     return WhisperConfig(vocab_size=51865, num_mel_bins=80, d_model=768, encoder_layers=12, decoder_layers=12,
                          encoder_attention_heads=12, decoder_attention_heads=12, encoder_ffn_dim=3072,
                          decoder_ffn_dim=3072, max_source_positions=1500, max_target_positions=448)
-
-
-@VISION.architecture("vjepa2_vitl_fpc64_256")
-def vjepa2_vitl_fpc64_256() -> VJEPA2Config:
-    """facebook/vjepa2-vitl-fpc64-256: VJEPA2Config's documented defaults."""
-    return VJEPA2Config()
-
-
-@VISION.architecture("vjepa2_vitg_fpc64_384")
-def vjepa2_vitg_fpc64_384() -> VJEPA2Config:
-    """facebook/vjepa2-vitg-fpc64-384 config.json (ViT-g: 40 layers, 22 heads, MLP 48/11 wide)."""
-    return VJEPA2Config(hidden_size=1408, num_attention_heads=22, num_hidden_layers=40, mlp_ratio=48 / 11,
-                        crop_size=384, frames_per_clip=64, patch_size=16, tubelet_size=2)
-
-
-@VISION.architecture("siglip_so400m")
-def siglip_so400m() -> SiglipVisionConfig:
-    """google/siglip-so400m-patch14-384 config.json vision_config (layer_norm_eps left at the class default)."""
-    return SiglipVisionConfig(hidden_size=1152, intermediate_size=4304, num_hidden_layers=27, num_attention_heads=16,
-                              image_size=384, patch_size=14)
 
 
 @VISION.architecture("dinov2_large")
