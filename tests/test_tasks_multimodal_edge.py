@@ -1,7 +1,7 @@
 """The multimodal-encoder and edge-detection tasks as a spec: their oracles are the published math (checked against
 independent formulations and, where transformers ships the module, against transformers itself in float64), the
-higher levels are exactly their components, and the Triton reference candidates (mrope, global_response_norm) match
-the float64 oracle on the CPU through Triton's interpreter.
+higher levels are exactly their components, and the Triton reference candidates (mrope, global_response_norm,
+swinv2_window_attention, ...) match the float64 oracle on the CPU through Triton's interpreter.
 
 TRITON_INTERPRET must be set before the candidate files are imported (their kernels are decorated at import).
 """
@@ -26,6 +26,7 @@ from fastkernels.correctness import judge  # noqa: E402
 from fastkernels.implementations import import_file, load_implementation  # noqa: E402
 from fastkernels.inputs import generator, make_inputs, stream_seed  # noqa: E402
 from fastkernels.registry import Registry  # noqa: E402
+from task_library import judged_on_cpu_cases  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 REGISTRY = Registry()
@@ -405,6 +406,7 @@ cand_mlp = import_file(ROOT / "agents/reference/L2/siglip_mlp.py", namespace="ca
 cand_ln2d = import_file(ROOT / "agents/reference/L1/layer_norm_2d.py", namespace="candidates.L1")
 cand_hardswish = import_file(ROOT / "agents/reference/L1/hardswish.py", namespace="candidates.L1")
 cand_quick_gelu = import_file(ROOT / "agents/reference/L1/quick_gelu.py", namespace="candidates.L1")
+cand_swinv2 = import_file(ROOT / "agents/reference/L1/swinv2_window_attention.py", namespace="candidates.L1")
 TOLERANCE = {torch.float32: (1e-5, 1e-5), torch.bfloat16: (1e-2, 1.6e-2)}
 
 
@@ -581,3 +583,40 @@ def test_activation_candidates_match_the_oracle(shape, dtype, transposed, seed):
         got = candidate(x)
         assert torch.equal(x, before)
         assert_matches(got, eager_class(task)()(x.double()), dtype)
+
+
+def check_swinv2_window_attention(windows: int, heads: int, window_size: int, head_dim: int, dtype: torch.dtype,
+                                  seed: int, strided: bool = False) -> None:
+    """Candidate vs. the eager module in float64 on the same (dtype-rounded) inputs, logit scales on both sides of
+    the log(100) clamp; q, k, v and the bias untouched."""
+    n = window_size * window_size
+    eager = eager_class("swinv2_window_attention")(heads, head_dim, window_size)
+    with torch.no_grad():
+        eager.logit_scale.copy_(2.3 + 2.0 * randn(heads, 1, 1, seed=seed + 9))
+    candidate = cand_swinv2.Swinv2WindowAttention(heads, head_dim, window_size)
+    candidate.load_state_dict(eager.state_dict())
+    q, k, v = (randn(windows, heads, n, head_dim, seed=seed + i).to(dtype) for i in range(3))
+    bias = (16.0 * torch.rand(heads, n, n, generator=torch.Generator().manual_seed(seed), dtype=torch.float64))
+    bias = bias.to(dtype)
+    if strided:  # the same values, laid out with stride(-1) != 1 and a sliced window dim
+        q = q.transpose(-1, -2).contiguous().transpose(-1, -2)
+        k = torch.cat([k, k]).narrow(0, windows, windows)
+    before = [t.clone() for t in (q, k, v, bias)]
+    oracle = eager.double()(q.double(), k.double(), v.double(), bias.double())
+    got = candidate(q, k, v, bias)
+    assert all(torch.equal(t, b) for t, b in zip((q, k, v, bias), before))
+    assert_matches(got, oracle, dtype)
+
+
+def test_swinv2_window_attention_candidate_passes_its_task_on_the_cpu_cases():
+    judged_on_cpu_cases("swinv2_window_attention", cand_swinv2.Swinv2WindowAttention)
+
+
+@FAST
+@given(windows=st.integers(1, 3), heads=st.integers(1, 3), window_size=st.integers(1, 10),
+       head_dim=st.integers(1, 40), dtype=st.sampled_from([torch.float32, torch.bfloat16]),
+       strided=st.booleans(), seed=st.integers(0, 2**16))
+def test_swinv2_window_attention_candidate_matches_the_oracle(windows, heads, window_size, head_dim, dtype, strided,
+                                                              seed):
+    """Windows of up to 100 tokens, so a window spans two query blocks and two key blocks of the kernel."""
+    check_swinv2_window_attention(windows, heads, window_size, head_dim, dtype, seed, strided)
