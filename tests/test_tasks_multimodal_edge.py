@@ -406,6 +406,7 @@ cand_mlp = import_file(ROOT / "agents/reference/L2/siglip_mlp.py", namespace="ca
 cand_ln2d = import_file(ROOT / "agents/reference/L1/layer_norm_2d.py", namespace="candidates.L1")
 cand_hardswish = import_file(ROOT / "agents/reference/L1/hardswish.py", namespace="candidates.L1")
 cand_quick_gelu = import_file(ROOT / "agents/reference/L1/quick_gelu.py", namespace="candidates.L1")
+cand_depthwise = import_file(ROOT / "agents/reference/L1/depthwise_conv2d.py", namespace="candidates.L1")
 cand_swinv2 = import_file(ROOT / "agents/reference/L1/swinv2_window_attention.py", namespace="candidates.L1")
 TOLERANCE = {torch.float32: (1e-5, 1e-5), torch.bfloat16: (1e-2, 1.6e-2)}
 
@@ -620,3 +621,33 @@ def test_swinv2_window_attention_candidate_matches_the_oracle(windows, heads, wi
                                                               seed):
     """Windows of up to 100 tokens, so a window spans two query blocks and two key blocks of the kernel."""
     check_swinv2_window_attention(windows, heads, window_size, head_dim, dtype, seed, strided)
+
+
+def test_depthwise_conv2d_candidate_passes_its_task_on_the_cpu_cases():
+    judged_on_cpu_cases("depthwise_conv2d", cand_depthwise.DepthwiseConv2d)
+
+
+@FAST
+@given(batch=st.integers(1, 2), channels=st.integers(1, 5), height=st.integers(1, 20), width=st.integers(1, 70),
+       kernel_size=st.sampled_from([1, 3, 5, 7]), stride=st.integers(1, 2), padding=st.integers(0, 3),
+       bias=st.booleans(), dtype=st.sampled_from([torch.float32, torch.bfloat16]), channels_last=st.booleans(),
+       seed=st.integers(0, 2**16))
+def test_depthwise_conv2d_candidate_matches_the_oracle(batch, channels, height, width, kernel_size, stride, padding,
+                                                       bias, dtype, channels_last, seed):
+    """Rows wider than one 64-column tile, padding up to 3, stride 2, and channels-last inputs read in place; an
+    input smaller than the kernel gives the oracle's empty (or one-pixel) output."""
+    torch.manual_seed(seed)
+    eager = eager_class("depthwise_conv2d")(channels, kernel_size, stride, padding, bias)
+    candidate = cand_depthwise.DepthwiseConv2d(channels, kernel_size, stride, padding, bias)
+    candidate.load_state_dict(eager.state_dict())
+    x = randn(batch, channels, height, width, seed=seed).to(dtype)
+    if channels_last:
+        x = x.to(memory_format=torch.channels_last)
+    before = x.clone()
+    if height + 2 * padding < kernel_size or width + 2 * padding < kernel_size:
+        assert candidate(x).numel() == 0
+        return
+    oracle = eager.double()(x.double())
+    got = candidate(x)
+    assert torch.equal(x, before)
+    assert_matches(got, oracle, dtype)
