@@ -9,9 +9,9 @@
 # the limit brings nothing back (the twenty-seventh session's fourth call: a 470 s budget, a 385 s limit).
 # Afterwards $OUT holds, per file, NAME/lanes.tgz (NAME: the file's name without .txt) and picks.tgz, the last
 # merged picks (copy it to .picks/HARDWARE.tgz); each file's own NAME/picks.tgz is removed at the end. FK_PICKS
-# names the picks the first file restores (default .picks/${FK_HARDWARE:-h200}.tgz); each later file restores the
-# one before it left. A file that would start with under FK_CHAIN_MIN_S (default 30) seconds left is skipped, and
-# says so.
+# names the picks the first file restores (default .picks/${FK_HARDWARE:-h200}.tgz; FK_HARDWARE=auto: the profile
+# scripts/device_profile.py finds for the lent card); each later file restores the one before it left. A file that
+# would start with under FK_CHAIN_MIN_S (default 30) seconds left is skipped, and says so.
 set -uo pipefail
 [ "$#" -ge 1 ] || { echo "usage: FK_CALL_BUDGET=SECONDS bash scripts/device-chain.sh LANES_FILE ..." >&2; exit 2; }
 for file in "$@"; do
@@ -23,6 +23,11 @@ names=$(for file in "$@"; do basename "$file" .txt; done)
 budget=${FK_CALL_BUDGET:?FK_CALL_BUDGET (the call's seconds, under the device tool's limit) is required}
 out=${OUT:-/tmp/fk-out}
 start=$(date +%s)
+if [ "${FK_HARDWARE:-}" = auto ]; then  # resolved once: every file runs under, and passes on, one profile's picks
+  if [ -d .whl ] && [ "${FK_WHEELS:-carried}" != none ]; then source scripts/device-env.sh || exit 1; fi
+  FK_HARDWARE=$(python3 scripts/device_profile.py) || exit 1; export FK_HARDWARE
+  echo "=== hardware=auto resolves to $FK_HARDWARE"
+fi
 picks=${FK_PICKS:-.picks/${FK_HARDWARE:-h200}.tgz}
 mkdir -p "$out"
 for file in "$@"; do

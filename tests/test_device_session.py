@@ -230,10 +230,12 @@ def test_a_chain_of_lanes_files_runs_them_in_turn_within_one_budget_and_carries_
     assert not out.exists()
     (tmp_path / "late.txt").write_text("0 ceilings\n")
     done = subprocess.run(["bash", "scripts/device-chain.sh", str(warm), str(call), str(tmp_path / "late.txt")],
-                          cwd=ROOT, env={**environment, "FK_CALL_BUDGET": "20"}, capture_output=True, text=True,
-                          timeout=60)
+                          cwd=ROOT, env={**environment, "FK_CALL_BUDGET": "20", "FK_HARDWARE": "auto"},
+                          capture_output=True, text=True, timeout=60)
     # a file that would start with under FK_CHAIN_MIN_S (30 s) left is skipped, not cut short at once
     assert done.returncode == 0 and done.stdout.count(": skipped, ") == 3, done.stdout + done.stderr
+    # FK_HARDWARE=auto names the profile of the card at hand once, before any file (a CPU here)
+    assert done.stdout.startswith("=== hardware=auto resolves to cpu\n"), done.stdout
     done = subprocess.run(["bash", "scripts/device-chain.sh", str(warm), str(call)],
                           cwd=ROOT, env=environment, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
