@@ -481,6 +481,48 @@ def test_hash_grid_interpolates_corner_features_trilinearly():
     torch.testing.assert_close(enc(p)[:, 0], (p * 5) @ a + b, rtol=1e-12, atol=1e-12)
 
 
+
+def check_hash_grid_candidate(init: tuple[int, int, int, int, int], points: int, dtype: torch.dtype, seed: int) -> None:
+    """In float32 the candidate computes what the module does (the same fp32 products pick the same cells: the
+    float64 oracle may pick a neighbouring cell at res 2048, 2e-4 away); in bf16 it is within the bf16 tolerance
+    of the float64 oracle. Positions untouched, shape and dtype the module's."""
+    torch.manual_seed(seed)
+    eager = eager_class("hash_grid_encoding")(*init)
+    with torch.no_grad():
+        eager.hash_table.normal_()
+    eager = eager.to(dtype)
+    candidate = candidate_class("hash_grid_encoding")(*init).to(dtype)
+    candidate.load_state_dict(eager.state_dict())
+    p = torch.rand(points, 3, generator=torch.Generator().manual_seed(seed))
+    before = p.clone()
+    got = candidate(p)
+    assert torch.equal(p, before) and got.dtype == dtype and got.shape == (points, init[0] * init[4])
+    if dtype == torch.float32:
+        torch.testing.assert_close(got, eager(p), rtol=1e-5, atol=1e-5)
+    else:
+        oracle = eager.double()(p.double())
+        err = (got.double() - oracle).abs()
+        assert (err <= 1e-2 + 1.6e-2 * oracle.abs()).all(), f"max error {err.max().item():.3g}"
+
+
+def test_hash_grid_reference_candidate_passes_the_cpu_cases():
+    judged_on_cpu_cases("hash_grid_encoding", candidate_class("hash_grid_encoding"))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_hash_grid_reference_candidate_at_instant_ngps_config(dtype):
+    """16 levels up to res 2048 in a 2^19 table: hashes of corners past 2^31 when multiplied, as on the GPU cases."""
+    check_hash_grid_candidate((16, 16, 2048, 19, 2), 300, dtype, seed=4)
+
+
+@FAST
+@given(levels=st.integers(1, 8), min_res=st.integers(1, 16), growth=st.integers(1, 8), log2=st.integers(1, 12),
+       features=st.integers(1, 4), points=st.integers(1, 300), dtype=st.sampled_from([torch.float32, torch.bfloat16]),
+       seed=st.integers(0, 2**16))
+def test_hash_grid_reference_candidate_matches_the_module(levels, min_res, growth, log2, features, points, dtype,
+                                                          seed):
+    check_hash_grid_candidate((levels, min_res, min_res * growth, log2, features), points, dtype, seed)
+
 # ------------------------------------------------------------------------------ dlrm_bottom_mlp candidate
 
 
