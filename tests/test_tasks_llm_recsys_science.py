@@ -523,6 +523,29 @@ def test_hash_grid_reference_candidate_matches_the_module(levels, min_res, growt
                                                           seed):
     check_hash_grid_candidate((levels, min_res, min_res * growth, log2, features), points, dtype, seed)
 
+
+def test_spherical_harmonics_reference_candidate_passes_the_cpu_cases():
+    judged_on_cpu_cases("spherical_harmonics", candidate_class("spherical_harmonics"))
+
+
+@FAST
+@given(degree=st.integers(0, 3), gaussians=st.integers(1, 600), extra=st.integers(0, 4), scale=st.floats(1e-3, 1e3),
+       dtype=st.sampled_from([torch.float32, torch.bfloat16]), seed=st.integers(0, 2**16))
+def test_spherical_harmonics_reference_candidate_matches_the_float64_oracle(degree, gaussians, extra, scale, dtype,
+                                                                             seed):
+    """Every degree, directions of any length (normalised in the kernel), more stored coefficients than the degree
+    uses (gsplat's warm-up), inputs untouched; fp32 to fp32 precision, bf16 within the bf16 tolerance."""
+    g = torch.Generator().manual_seed(seed)
+    dirs = (torch.randn(gaussians, 3, generator=g, dtype=torch.float64) * scale).to(dtype)
+    coeffs = torch.randn(gaussians, (degree + 1) ** 2 + extra, 3, generator=g, dtype=torch.float64).to(dtype)
+    before = dirs.clone(), coeffs.clone()
+    got = candidate_class("spherical_harmonics")(degree)(dirs, coeffs)
+    oracle = eager_class("spherical_harmonics")(degree)(dirs.double(), coeffs.double())
+    assert torch.equal(dirs, before[0]) and torch.equal(coeffs, before[1]) and got.dtype == dtype
+    atol, rtol = (1e-5, 1e-5) if dtype == torch.float32 else (1e-2, 1.6e-2)
+    err = (got.double() - oracle).abs()
+    assert (err <= atol + rtol * oracle.abs()).all(), f"max error {err.max().item():.3g}"
+
 # ------------------------------------------------------------------------------ dlrm_bottom_mlp candidate
 
 
