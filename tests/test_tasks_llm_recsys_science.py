@@ -546,6 +546,32 @@ def test_spherical_harmonics_reference_candidate_matches_the_float64_oracle(degr
     err = (got.double() - oracle).abs()
     assert (err <= atol + rtol * oracle.abs()).all(), f"max error {err.max().item():.3g}"
 
+
+def test_dlrm_dot_interaction_reference_candidate_passes_the_cpu_cases():
+    judged_on_cpu_cases("dlrm_dot_interaction", candidate_class("dlrm_dot_interaction"))
+
+
+@FAST
+@given(batch=st.integers(1, 5), features=st.integers(1, 31), dim=st.integers(1, 130), strided=st.booleans(),
+       dtype=st.sampled_from([torch.float32, torch.bfloat16]), seed=st.integers(0, 2**16))
+def test_dlrm_dot_interaction_reference_candidate_matches_the_float64_oracle(batch, features, dim, strided, dtype,
+                                                                              seed):
+    """Up to 32 vectors a sample (one 32-row tile), any embedding width, sparse features read through their
+    strides; the dense features copied exactly, every i < j dot in triu_indices order."""
+    g = torch.Generator().manual_seed(seed)
+    dense = torch.randn(batch, dim, generator=g, dtype=torch.float64).to(dtype)
+    sparse = torch.randn(batch, features, dim, generator=g, dtype=torch.float64).to(dtype)
+    if strided:
+        sparse = sparse.transpose(1, 2).contiguous().transpose(1, 2)
+    before = dense.clone(), sparse.clone()
+    got = candidate_class("dlrm_dot_interaction")(features)(dense, sparse)
+    oracle = eager_class("dlrm_dot_interaction")(features)(dense.double(), sparse.double())
+    assert torch.equal(dense, before[0]) and torch.equal(sparse, before[1]) and got.dtype == dtype
+    assert torch.equal(got[:, :dim], dense)
+    atol, rtol = (1e-5, 1e-5) if dtype == torch.float32 else (1e-2, 1.6e-2)
+    err = (got.double() - oracle).abs()
+    assert (err <= atol + rtol * oracle.abs()).all(), f"max error {err.max().item():.3g}"
+
 # ------------------------------------------------------------------------------ dlrm_bottom_mlp candidate
 
 
