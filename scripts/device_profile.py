@@ -5,8 +5,8 @@ refuses an H100 (rightly: its rows would be scored against the wrong ceilings). 
 scripts/device-chain.sh asks this script once and runs every lanes file under the matching concrete profile,
 restoring and saving that card's tuning picks (.picks/NAME.tgz), so a call is never wasted on a refusal.
 (device-session.sh and device-lanes.sh take a concrete FK_HARDWARE: they are part of the harness digest, and a
-change there would void every standing row.) Detection is the harness's own (torch, or NVML where the host's torch has no CUDA), and a card no profile
-matches is the harness's one-line error, exit 1.
+change there would void every standing row.) Detection is the harness's own (torch, or NVML where the host's torch
+has no CUDA), and a card no profile matches is the harness's one-line error, exit 1.
 Usage: python scripts/device_profile.py [--device INDEX]
 """
 

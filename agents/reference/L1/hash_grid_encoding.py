@@ -1,12 +1,13 @@
 """Instant-NGP's multiresolution hash encoding as one Triton kernel.
 
-nerfstudio's torch path (what Inductor compiles for the production baseline) materialises the [N, levels, 3]
-scaled positions, eight int64 index tensors and eight gathered feature tensors. Here one program owns a block of
-points: it reads their positions once and, level by level, scales them in fp32 (the same product the module
-computes, so the same cells), hashes the cell's 8 corners in registers (x ^ 2654435761 y ^ 805459861 z, masked to
-the power-of-two table), gathers each corner's features straight from the level's slice of the table (16 levels x
-2^19 x 2 bf16 features is 32 MB, resident in the GPU's L2) and blends them trilinearly in fp32, writing each level's
-features once, rounded once to the table's dtype.
+nerfstudio's torch path materialises the [N, levels, 3] scaled positions, eight int64 index tensors and eight
+gathered feature tensors; Inductor, which compiles it for the production baseline, serves at 6-7% of the H200's
+limit (what it fuses is not profiled). Here one program owns a block of points: it reads their positions once
+and, level by level, scales them in fp32 (the same product the module computes, so the same cells), hashes the
+cell's 8 corners in registers (x ^ 2654435761 y ^ 805459861 z, masked to the power-of-two table), gathers each
+corner's features straight from the level's slice of the table (16 levels x 2^19 x 2 bf16 features is 32 MB, which
+fits the GPU's L2) and blends them trilinearly in fp32, writing each level's features once, rounded once to the
+table's dtype.
 """
 
 from __future__ import annotations
