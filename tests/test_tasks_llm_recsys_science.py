@@ -572,6 +572,33 @@ def test_dlrm_dot_interaction_reference_candidate_matches_the_float64_oracle(bat
     err = (got.double() - oracle).abs()
     assert (err <= atol + rtol * oracle.abs()).all(), f"max error {err.max().item():.3g}"
 
+
+def test_sparse_propagation_reference_candidate_passes_the_cpu_cases():
+    judged_on_cpu_cases("sparse_propagation", candidate_class("sparse_propagation"))
+
+
+@FAST
+@given(users=st.integers(1, 60), items=st.integers(1, 60), interactions=st.integers(1, 400), dim=st.integers(1, 70),
+       strided=st.booleans(), dtype=st.sampled_from([torch.float32, torch.bfloat16]), seed=st.integers(0, 2**16))
+def test_sparse_propagation_reference_candidate_matches_the_float64_oracle(users, items, interactions, dim, strided,
+                                                                            dtype, seed):
+    """Graphs with isolated nodes and rows longer than one block of nonzeros, any width, x read through its
+    strides and left untouched; the graph (the module's buffers) is the task's, in the case dtype."""
+    eager = eager_class("sparse_propagation")(users, items, interactions).to(dtype)
+    candidate = candidate_class("sparse_propagation")(users, items, interactions).to(dtype)
+    candidate.load_state_dict(eager.state_dict())
+    x = torch.randn(eager.num_nodes, dim, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    x = x.to(dtype)
+    if strided:
+        x = x.t().contiguous().t()
+    before = x.clone()
+    got = candidate(x)
+    oracle = eager.double()(x.double())
+    assert torch.equal(x, before) and got.dtype == dtype
+    atol, rtol = (1e-5, 1e-5) if dtype == torch.float32 else (1e-2, 1.6e-2)
+    err = (got.double() - oracle).abs()
+    assert (err <= atol + rtol * oracle.abs()).all(), f"max error {err.max().item():.3g}"
+
 # ------------------------------------------------------------------------------ dlrm_bottom_mlp candidate
 
 
