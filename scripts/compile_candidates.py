@@ -8,6 +8,7 @@ compiled by Triton's own compiler (to PTX and cubin with the ptxas Triton ships)
 kernel executes and the forward's outputs are never read. Argument types are taken from the launch (tensors by
 dtype, ints as int32 or int64 by value, floats as fp32), without Triton's value specialisations (an int equal to 1,
 alignment), which change the generated code but not whether it compiles.
+An autotuned kernel has every configuration compiled (autotuning would compile them all before timing them).
 Prints one line a candidate (its kernels, or the first error) and exits 1 if any failed.
 Usage: python scripts/compile_candidates.py AGENT_DIR [--tasks NAME,...] [--arch 90]
 """
@@ -27,6 +28,7 @@ import torch  # noqa: E402
 import triton  # noqa: E402
 from triton.backends.compiler import GPUTarget  # noqa: E402
 from triton.compiler import ASTSource  # noqa: E402
+from triton.runtime.autotuner import Autotuner  # noqa: E402
 from triton.runtime.jit import JITFunction  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -64,8 +66,9 @@ class Compiler:
 
     def __init__(self, target: GPUTarget) -> None:
         self.target = target
-        self.seen: set[tuple] = set()
-        self.kernels: set[str] = set()
+        self.seen: set[tuple] = set()  # every launch signature compiled so far (each compiled once)
+        self.kernels: set[str] = set()  # the current candidate's kernels ...
+        self.variants: set[tuple] = set()  # ... and their distinct signatures, constexprs and launch options
 
     def run(self, kernel: JITFunction, *args, grid, warmup, **kwargs):  # noqa: ARG002 - JITFunction.run's shape
         options = {key: kwargs.pop(key) for key in list(kwargs) if key in LAUNCH_OPTIONS}
@@ -83,6 +86,14 @@ class Compiler:
             triton.compile(ASTSource(kernel, signature, constexprs), target=self.target, options=options)
             self.seen.add(key)
         self.kernels.add(kernel.fn.__name__)
+        self.variants.add(key)
+
+
+def compile_every_config(autotuner: Autotuner, *args, **kwargs):
+    """Stands in for Autotuner.run: each of the kernel's configurations is launched (so compiled) once, as
+    autotuning on a GPU would compile them all before timing them."""
+    for config in autotuner.configs:
+        autotuner.fn.run(*args, **{**kwargs, **config.all_kwargs()})
 
 
 def one_line(error: BaseException) -> str:
@@ -103,7 +114,7 @@ def compile_candidate(registry: Registry, task: str, agent_dir: Path, compiler: 
     cls = load_candidate(candidate_path(agent_dir, manifest), manifest)
     components = eager_classes(registry, registry.closure(task), "cpu")
     eager_cls = load_implementation(registry.directory(task), manifest.implementations.eager, "cpu")
-    compiler.kernels = set()
+    compiler.kernels, compiler.variants = set(), set()
     for case in (c for c in manifest.cases if c.tier == "cpu"):
         state = reference_state(manifest, case, eager_cls, components, "cpu", 0)
         inputs = make_inputs(manifest, case, "cpu", generator("cpu", stream_seed(0, task, case.name, "round", 0)))
@@ -123,6 +134,7 @@ def main() -> int:
     tasks = args.tasks.split(",") if args.tasks else [name for name in found if name in registry.names]
     compiler = Compiler(GPUTarget("cuda", args.arch, 32))
     JITFunction.run = lambda kernel, *a, **k: compiler.run(kernel, *a, **k)
+    Autotuner.run = compile_every_config  # benchmarking configs needs a GPU: compile each one instead
     failed = 0
     for task in tasks:
         try:
@@ -131,7 +143,8 @@ def main() -> int:
             failed += 1
             print(f"{task}: FAILED: {one_line(error)}")
             continue
-        print(f"{task}: {len(kernels)} kernel(s) compiled for sm_{args.arch}: {', '.join(kernels) or 'none'}")
+        print(f"{task}: {len(kernels)} kernel(s), {len(compiler.variants)} variant(s) compiled for sm_{args.arch}: "
+              f"{', '.join(kernels) or 'none'}")
     print(f"{len(tasks) - failed} of {len(tasks)} candidates compiled")
     return 1 if failed else 0
 

@@ -18,6 +18,8 @@ import triton.language as tl
 from torch import nn
 
 
+@triton.autotune(configs=[triton.Config({"BLOCK": 256}, num_warps=2), triton.Config({"BLOCK": 1024}, num_warps=4)],
+                 key=["n"])
 @triton.jit
 def _quick_gelu_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
@@ -29,7 +31,7 @@ class QuickGELU(nn.Module):
     def forward(self, x):
         x = x.contiguous()
         out = torch.empty_like(x)
-        _quick_gelu_kernel[(triton.cdiv(x.numel(), 256),)](x, out, x.numel(), BLOCK=256)
+        _quick_gelu_kernel[lambda meta: (triton.cdiv(x.numel(), meta["BLOCK"]),)](x, out, x.numel())
         return out
 '''
 
@@ -45,7 +47,9 @@ def test_every_shipped_reference_candidate_compiles_for_hopper():
     shipped = len(list((ROOT / "agents" / "reference").glob("L*/*.py")))
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.splitlines()[-1] == f"{shipped} of {shipped} candidates compiled"
-    assert "swinv2_window_attention: 1 kernel(s) compiled for sm_90: _window_attention_kernel" in done.stdout
+    # two CPU cases, two block shapes: one kernel compiled twice
+    swinv2 = "swinv2_window_attention: 1 kernel(s), 2 variant(s) compiled for sm_90: _window_attention_kernel"
+    assert swinv2 in done.stdout.splitlines()
 
 
 def test_a_kernel_only_the_interpreter_accepts_fails_in_one_line_and_the_other_candidates_still_compile(tmp_path):
@@ -56,7 +60,7 @@ def test_a_kernel_only_the_interpreter_accepts_fails_in_one_line_and_the_other_c
     interpreted = subprocess.run([sys.executable, "-c", check], cwd=ROOT, env={**os.environ, "TRITON_INTERPRET": "1"},
                                  capture_output=True, text=True, timeout=600)
     assert interpreted.returncode == 0, interpreted.stderr
-    # ... and Triton's compiler refuses it, while a good candidate beside it compiles
+    # ... and Triton's compiler refuses it, while a good candidate beside it compiles (both autotuning configs)
     (tmp_path / "L1").mkdir()
     (tmp_path / "L1" / "hardswish.py").write_text((BROKEN / "L1" / "hardswish.py").read_text())
     (tmp_path / "L1" / "quick_gelu.py").write_text(GOOD_QUICK_GELU)
@@ -65,5 +69,5 @@ def test_a_kernel_only_the_interpreter_accepts_fails_in_one_line_and_the_other_c
     lines = done.stdout.splitlines()
     assert lines[0].startswith("hardswish: FAILED: CompilationError at ")
     assert "Cannot access global variable SIXTH" in lines[0]
-    assert lines[1] == "quick_gelu: 1 kernel(s) compiled for sm_90: _quick_gelu_kernel"
+    assert lines[1] == "quick_gelu: 1 kernel(s), 2 variant(s) compiled for sm_90: _quick_gelu_kernel"  # 2 configs
     assert lines[-1] == "1 of 2 candidates compiled"
