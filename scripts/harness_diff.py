@@ -24,7 +24,9 @@ its own files or those of a task it is built from (its manifest's components, tr
 component that only gained production implementations after its others (new files, entries appended to its
 manifest's list) leaves what is built from it standing. A code difference anywhere else (the package, configs,
 scripts, requirements) leaves no task standing.
-scripts/remaining_tasks.py --standing-from REV stitches a pass from rows of both harnesses this way.
+scripts/remaining_tasks.py --standing-from REV stitches a pass from rows of both harnesses this way; its rows are
+noop rows, which run no agent's candidate files, so a change under agents/ leaves them standing (`stale_tasks`'s
+`agent`).
 Usage: python scripts/harness_diff.py REV [--root DIR] [--tasks]
 """
 
@@ -166,12 +168,16 @@ def task_of(relative: str) -> str | None:
     return None
 
 
-def stale_tasks(root: Path, found: dict[str, str],
-                before: dict[str, bytes] | None = None) -> tuple[list[str], list[str]]:
+def stale_tasks(root: Path, found: dict[str, str], before: dict[str, bytes] | None = None,
+                agent: str | None = None) -> tuple[list[str], list[str]]:
     """(shared files that differ in code, tasks whose rows no longer stand): every task when a shared file differs in
     code, else the tasks whose own files differ in code and every task built from one of them, unless (given the
     files `before`) the change only appended production implementations (`appended_only`): a task built from it
-    binds the same class as before."""
+    binds the same class as before. With `agent`, the rows are that agent's: another agent's candidate files
+    (agents/OTHER/...) never ran in them, and `noop` rows ran no agent's files at all."""
+    if agent is not None:
+        found = {relative: kind for relative, kind in found.items()
+                 if not relative.startswith("agents/") or (agent != "noop" and relative.startswith(f"agents/{agent}/"))}
     shared = [relative for relative, kind in found.items() if kind == CODE and task_of(relative) is None]
     registry = Registry(root / "tasks")
     if shared:
@@ -205,8 +211,9 @@ def appended_only(root: Path, task: str, code: list[str], before: dict[str, byte
     return old == new and new_list[:len(old_list)] == old_list and runs_everywhere
 
 
-def standing_rows(root: Path, revision: str) -> tuple[str, frozenset[str]]:
-    """(REV's harness_sha256, the tasks whose rows made at it no longer stand for the working tree)."""
+def standing_rows(root: Path, revision: str, agent: str | None = None) -> tuple[str, frozenset[str]]:
+    """(REV's harness_sha256, the tasks whose rows made at it no longer stand for the working tree); with `agent`,
+    for that agent's rows (stale_tasks)."""
     with tempfile.TemporaryDirectory() as scratch:
         archive = subprocess.run(["git", "-C", str(root), "archive", "--format=tar", revision, "--", *HARNESS_PATHS],
                                  capture_output=True)
@@ -217,7 +224,7 @@ def standing_rows(root: Path, revision: str) -> tuple[str, frozenset[str]]:
         with tarfile.open(tar_path) as tar:
             tar.extractall(Path(scratch) / "tree", filter="data")
         digest = harness_digest(Path(scratch) / "tree")["harness_sha256"]
-    _, stale = stale_tasks(root, *compare(root, revision))
+    _, stale = stale_tasks(root, *compare(root, revision), agent=agent)
     return digest, frozenset(stale)
 
 

@@ -422,7 +422,7 @@ def main() -> int:
             if args.standing_from:
                 from harness_diff import standing_rows
 
-                standing = standing_rows(ROOT, args.standing_from)
+                standing = standing_rows(ROOT, args.standing_from, agent="noop")  # --noop-rows
             latest = stitched_rows(args.noop_rows, standing)
         except ValueError as error:
             parser.error(str(error))

@@ -89,7 +89,11 @@ def finished_cases(runs: list[Path], commit: str | None, same_harness: tuple[str
                              + (f" or {', '.join(same_harness)}" if same_harness else ""))
         if env.get("git_dirty") and not harness:  # untracked files count too (git_state): say so, do not refuse
             print(f"note: {env_path} says its tree differed from {made_at[:12]} (git_dirty)", file=sys.stderr)
-        done.update((row["task"], row["case"]) for row in run_rows(run) if row["task"] not in stale)
+        rows = run_rows(run)
+        if digest == (standing or ("",))[0] and any(row.get("agent") != "noop" for row in rows):
+            raise ValueError(f"{run}: rows of agent {next(r.get('agent') for r in rows if r.get('agent') != 'noop')}: "
+                             f"--standing-from counts noop rows only (they run no agent's files)")
+        done.update((row["task"], row["case"]) for row in rows if row["task"] not in stale)
     return done
 
 
@@ -180,7 +184,7 @@ def main() -> int:
             if not here.startswith(args.harness):
                 parser.error(f"--standing-from compares {args.standing_from} with the working tree, whose harness is "
                              f"{here[:12]}, not --harness {args.harness}")
-            standing = harness_diff.standing_rows(ROOT, args.standing_from)
+            standing = harness_diff.standing_rows(ROOT, args.standing_from, agent="noop")  # its lanes are noop runs
             print(f"rows at {args.standing_from} (harness {standing[0][:12]}) count for every task but "
                   f"{len(standing[1])}" + (f": {', '.join(sorted(standing[1]))}" if standing[1] else ""),
                   file=sys.stderr)

@@ -155,6 +155,15 @@ def test_a_reference_candidate_belongs_to_its_task_and_shared_code_to_every_task
     assert shared == ["fastkernels/timing.py"] and len(stale) == len(harness_diff.Registry(ROOT / "tasks").names)
 
 
+def test_noop_rows_stand_whatever_changed_under_agents_and_an_agents_rows_only_for_its_own_files():
+    candidate = {"agents/reference/L1/rope_3d.py": "code"}
+    assert harness_diff.stale_tasks(ROOT, candidate, agent="noop")[1] == []  # noop runs no agent's files
+    assert "rope_3d" in harness_diff.stale_tasks(ROOT, candidate, agent="reference")[1]
+    assert harness_diff.stale_tasks(ROOT, candidate, agent="kda")[1] == []  # another agent's candidate
+    task_code = {"agents/reference/L1/rope_3d.py": "code", "tasks/L1/softmax/task.yaml": "code"}
+    assert "softmax" in harness_diff.stale_tasks(ROOT, task_code, agent="noop")[1]  # the task's own files still count
+
+
 def test_tasks_option_names_what_to_measure_again(repo, capsys):
     _edit(repo, "fastkernels/timing.py", "us * 2.0", "us * 2.5")
     assert harness_diff.main(["measured", "--root", str(repo), "--tasks"]) == 1

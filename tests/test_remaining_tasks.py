@@ -16,10 +16,12 @@ import remaining_tasks  # noqa: E402
 from fastkernels.registry import Registry  # noqa: E402
 
 
-def _run(directory: Path, commit: str, rows: list[tuple[str, str]], log_seconds: dict[str, float] | None = None):
+def _run(directory: Path, commit: str, rows: list[tuple[str, str]], log_seconds: dict[str, float] | None = None,
+         agent: str = "noop"):
     (directory / "workers").mkdir(parents=True)
     (directory / "env.json").write_text(json.dumps({"git_commit": commit, "git_dirty": False}))
-    (directory / "results.jsonl").write_text("".join(json.dumps({"task": t, "case": c}) + "\n" for t, c in rows))
+    (directory / "results.jsonl").write_text("".join(json.dumps({"task": t, "case": c, "agent": agent}) + "\n"
+                                                     for t, c in rows))
     for task, seconds in (log_seconds or {}).items():
         (directory / "workers" / f"{task}.log").write_text(f"[    0.05 s] torch imported\n[{seconds:8.2f} s] done\n")
     return directory
@@ -176,6 +178,16 @@ def test_runs_at_the_standing_harness_count_only_for_the_tasks_whose_rows_still_
     assert {(t, c) for t, c in done if t == "gelu_and_mul"} == {("gelu_and_mul", gelu[0])}
     with pytest.raises(ValueError, match="0ld00ld00ld00ld0 is not ab12 or the --standing-from harness ffffffffffff"):
         remaining_tasks.finished_cases([old], None, harness="ab12", standing=("f" * 64, frozenset()))
+
+
+def test_runs_at_the_standing_harness_must_be_noop_runs(tmp_path):
+    """The standing rule leaves out agents/ files (noop rows run none of them), so another agent's rows at the old
+    harness cannot be stitched in: their candidate files may have changed."""
+    old = _run(tmp_path / "old", "1111111aaa", [("silu_and_mul", _gpu_cases("silu_and_mul")[0])], agent="reference")
+    env = json.loads((old / "env.json").read_text())
+    (old / "env.json").write_text(json.dumps({**env, "harness_sha256": "0ld0" * 16}))
+    with pytest.raises(ValueError, match="rows of agent reference: --standing-from counts noop rows only"):
+        remaining_tasks.finished_cases([old], None, harness="ab12", standing=("0ld0" * 16, frozenset()))
 
 
 def test_standing_from_widens_harness_only():
