@@ -131,6 +131,8 @@ def main() -> int:
     args = parser.parse_args()
     registry = Registry()
     found = sorted(path.stem for path in args.agent_dir.glob("L*/*.py"))
+    if not args.tasks and not found:
+        parser.error(f"{args.agent_dir}: no candidate files (an agent's directory holds L1/NAME.py, L2/NAME.py, ...)")
     tasks = args.tasks.split(",") if args.tasks else [name for name in found if name in registry.names]
     compiler = Compiler(GPUTarget("cuda", args.arch, 32))
     JITFunction.run = lambda kernel, *a, **k: compiler.run(kernel, *a, **k)

@@ -90,9 +90,10 @@ def finished_cases(runs: list[Path], commit: str | None, same_harness: tuple[str
         if env.get("git_dirty") and not harness:  # untracked files count too (git_state): say so, do not refuse
             print(f"note: {env_path} says its tree differed from {made_at[:12]} (git_dirty)", file=sys.stderr)
         rows = run_rows(run)
-        if digest == (standing or ("",))[0] and any(row.get("agent") != "noop" for row in rows):
-            raise ValueError(f"{run}: rows of agent {next(r.get('agent') for r in rows if r.get('agent') != 'noop')}: "
-                             f"--standing-from counts noop rows only (they run no agent's files)")
+        other_agents = sorted({str(row.get("agent")) for row in rows} - {"noop"})
+        if standing and digest == standing[0] and other_agents:
+            raise ValueError(f"{run}: rows of agent {', '.join(other_agents)}: --standing-from counts noop rows only "
+                             f"(they run no agent's files)")
         done.update((row["task"], row["case"]) for row in rows if row["task"] not in stale)
     return done
 

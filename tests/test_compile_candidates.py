@@ -71,3 +71,10 @@ def test_a_kernel_only_the_interpreter_accepts_fails_in_one_line_and_the_other_c
     assert "Cannot access global variable SIXTH" in lines[0]
     assert lines[1] == "quick_gelu: 1 kernel(s), 2 variant(s) compiled for sm_90: _quick_gelu_kernel"  # 2 configs
     assert lines[-1] == "1 of 2 candidates compiled"
+
+
+def test_a_directory_without_candidates_is_a_one_line_error(tmp_path):
+    done = compile_candidates(tmp_path / "no-such-agent")
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.strip().splitlines()[-1].endswith(
+        "no-such-agent: no candidate files (an agent's directory holds L1/NAME.py, L2/NAME.py, ...)")

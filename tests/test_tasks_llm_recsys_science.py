@@ -28,6 +28,12 @@ from task_library import REGISTRY, ROOT, candidate_class, case_inputs, eager_cla
 FAST = settings(max_examples=10, deadline=None)
 
 
+def assert_close_to_oracle(got: torch.Tensor, oracle: torch.Tensor, dtype: torch.dtype) -> None:
+    """A candidate's output within fp32 precision (float32) or the bf16 default tolerance of the float64 oracle."""
+    atol, rtol = (1e-5, 1e-5) if dtype == torch.float32 else (1e-2, 1.6e-2)
+    torch.testing.assert_close(got.double(), oracle, atol=atol, rtol=rtol)
+
+
 # ------------------------------------------------------------------------------------------ embedding_bag
 
 
@@ -82,8 +88,7 @@ def test_embedding_bag_reference_candidate_matches_float64_oracle(bags, size, di
     oracle = eager(input, offsets, None if psw is None else psw.double())
     got = cand(input, offsets, psw)
     assert got.dtype == dtype and got.shape == oracle.shape
-    atol, rtol = (1e-5, 1e-5) if dtype == torch.float32 else (1e-2, 1.6e-2)
-    torch.testing.assert_close(got.double(), oracle, atol=atol, rtol=rtol)
+    assert_close_to_oracle(got, oracle, dtype)
 
 
 # ----------------------------------------------------------------------------------- dlrm_dot_interaction
@@ -500,9 +505,7 @@ def check_hash_grid_candidate(init: tuple[int, int, int, int, int], points: int,
     if dtype == torch.float32:
         torch.testing.assert_close(got, eager(p), rtol=1e-5, atol=1e-5)
     else:
-        oracle = eager.double()(p.double())
-        err = (got.double() - oracle).abs()
-        assert (err <= 1e-2 + 1.6e-2 * oracle.abs()).all(), f"max error {err.max().item():.3g}"
+        assert_close_to_oracle(got, eager.double()(p.double()), dtype)
 
 
 def test_hash_grid_reference_candidate_passes_the_cpu_cases():
@@ -542,9 +545,7 @@ def test_spherical_harmonics_reference_candidate_matches_the_float64_oracle(degr
     got = candidate_class("spherical_harmonics")(degree)(dirs, coeffs)
     oracle = eager_class("spherical_harmonics")(degree)(dirs.double(), coeffs.double())
     assert torch.equal(dirs, before[0]) and torch.equal(coeffs, before[1]) and got.dtype == dtype
-    atol, rtol = (1e-5, 1e-5) if dtype == torch.float32 else (1e-2, 1.6e-2)
-    err = (got.double() - oracle).abs()
-    assert (err <= atol + rtol * oracle.abs()).all(), f"max error {err.max().item():.3g}"
+    assert_close_to_oracle(got, oracle, dtype)
 
 
 def test_dlrm_dot_interaction_reference_candidate_passes_the_cpu_cases():
@@ -568,9 +569,7 @@ def test_dlrm_dot_interaction_reference_candidate_matches_the_float64_oracle(bat
     oracle = eager_class("dlrm_dot_interaction")(features)(dense.double(), sparse.double())
     assert torch.equal(dense, before[0]) and torch.equal(sparse, before[1]) and got.dtype == dtype
     assert torch.equal(got[:, :dim], dense)
-    atol, rtol = (1e-5, 1e-5) if dtype == torch.float32 else (1e-2, 1.6e-2)
-    err = (got.double() - oracle).abs()
-    assert (err <= atol + rtol * oracle.abs()).all(), f"max error {err.max().item():.3g}"
+    assert_close_to_oracle(got, oracle, dtype)
 
 
 def test_sparse_propagation_reference_candidate_passes_the_cpu_cases():
@@ -595,9 +594,7 @@ def test_sparse_propagation_reference_candidate_matches_the_float64_oracle(users
     got = candidate(x)
     oracle = eager.double()(x.double())
     assert torch.equal(x, before) and got.dtype == dtype
-    atol, rtol = (1e-5, 1e-5) if dtype == torch.float32 else (1e-2, 1.6e-2)
-    err = (got.double() - oracle).abs()
-    assert (err <= atol + rtol * oracle.abs()).all(), f"max error {err.max().item():.3g}"
+    assert_close_to_oracle(got, oracle, dtype)
 
 # ------------------------------------------------------------------------------ dlrm_bottom_mlp candidate
 
