@@ -44,6 +44,23 @@ def test_the_dropped_suffix_leaves_the_wheel_and_its_record_and_everything_else_
     assert ".so" not in record and "demo/kernels/ops.py,," in record
 
 
+def test_a_dropped_prefix_takes_a_whole_directory_and_its_record_lines(tmp_path):
+    wheel = make_wheel(tmp_path)
+    assert trim_wheel.trim(wheel, (), ("demo/kernels/",)) == (1, len("def op():\n    return 2\n"))
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+        record = archive.read("demo-1.0.dist-info/RECORD").decode()
+    assert "demo/kernels/ops.py" not in names and "demo/kernels/" not in record
+    assert {"demo/__init__.py", "demo/_server.cpython-312-x86_64-linux-gnu.so"} <= names
+
+
+def test_nothing_to_drop_is_a_one_line_error(tmp_path, capsys):
+    wheel = make_wheel(tmp_path)
+    with pytest.raises(SystemExit) as exit_info:
+        trim_wheel.main([str(wheel)])
+    assert exit_info.value.code == 2 and "nothing to drop" in capsys.readouterr().err.strip().splitlines()[-1]
+
+
 def test_the_trimmed_wheel_installs_with_pip_and_imports(tmp_path):
     wheel = make_wheel(tmp_path)
     assert trim_wheel.main([str(wheel), "--drop-suffix", ".so"]) == 0
