@@ -28,6 +28,13 @@ if [ "${FK_HARDWARE:-}" = auto ]; then  # resolved once: every file runs under, 
   FK_HARDWARE=$(python3 scripts/device_profile.py) || exit 1; export FK_HARDWARE
   echo "=== hardware=auto resolves to $FK_HARDWARE"
 fi
+if [ -z "${CUDA_HOME:-}" ] && command -v nvcc >/dev/null; then
+  # SGLang's JIT-built baselines (tasks/*/sglang_jit.py) link against $CUDA_HOME/lib64/libcudart.so and otherwise
+  # take the toolkit from the nvcc on PATH, which may be a wrapper script outside it (this CPU machine's is)
+  for home in "$(dirname "$(dirname "$(readlink -f "$(command -v nvcc)")")")" /usr/local/cuda; do
+    if [ -e "$home/lib64/libcudart.so" ]; then export CUDA_HOME=$home; echo "=== CUDA_HOME=$home"; break; fi
+  done
+fi
 picks=${FK_PICKS:-.picks/${FK_HARDWARE:-h200}.tgz}
 mkdir -p "$out"
 for file in "$@"; do
