@@ -35,6 +35,14 @@ if [ -z "${CUDA_HOME:-}" ] && command -v nvcc >/dev/null; then
     if [ -e "$home/lib64/libcudart.so" ]; then export CUDA_HOME=$home; echo "=== CUDA_HOME=$home"; break; fi
   done
 fi
+if ls .whl/mamba_ssm-*.tar.gz >/dev/null 2>&1 && [ "${FK_WHEELS:-carried}" != none ]; then
+  # mamba_ssm's CUDA selective scan (selective_scan's mamba_ssm_cuda baseline) has no wheel: built here, against
+  # this machine's torch, into the carried wheels' site directory, which every run puts on PYTHONPATH
+  source scripts/device-env.sh || exit 1
+  MAX_JOBS=$(nproc) python3 scripts/build_selective_scan.py .whl/mamba_ssm-*.tar.gz --out /tmp/fk-selective-scan \
+    && cp /tmp/fk-selective-scan/selective_scan_cuda*.so /tmp/site/ \
+    || echo "=== selective_scan_cuda: build failed, its baseline is left out"
+fi
 picks=${FK_PICKS:-.picks/${FK_HARDWARE:-h200}.tgz}
 mkdir -p "$out"
 for file in "$@"; do

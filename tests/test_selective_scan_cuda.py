@@ -1,0 +1,96 @@
+"""selective_scan's mamba_ssm_cuda baseline: the adapter calls `selective_scan_cuda.fwd` exactly as mamba_ssm's
+SelectiveScanFn.forward does, and scripts/build_selective_scan.py builds that extension forward-only. The extension
+needs a GPU, so here it is replaced by its contract (csrc/selective_scan/selective_scan.cpp, mamba_ssm 2.3.2):
+fwd(u, delta, A, B[b, groups, dstate, l], C, D, z, delta_bias, delta_softplus) -> [out, x, out_z if z], out
+ungated, x [b, dim, chunks, 2 * dstate] holding each chunk's (decay product, state) pairs."""
+
+from __future__ import annotations
+
+import io
+import sys
+import tarfile
+import types
+from pathlib import Path
+
+import pytest
+import torch
+from task_library import REGISTRY, eager_class, judged_on_cpu_cases
+
+from fastkernels.implementations import import_file
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import build_selective_scan  # noqa: E402
+
+
+@pytest.fixture
+def fake_extension(monkeypatch):
+    calls: list[dict] = []
+    scan = eager_class("selective_scan")
+
+    def fwd(u, delta, A, B, C, D, z, delta_bias, delta_softplus):
+        calls.append(dict(B=tuple(B.shape), C=tuple(C.shape), softplus=delta_softplus, has_D=D is not None,
+                          has_bias=delta_bias is not None, has_z=z is not None))
+        assert B.dim() == C.dim() == 4 and B.shape[1] == C.shape[1] == 1, "one group axis, as SelectiveScanFn adds"
+        gated, h = scan(delta_softplus)(u, delta, A, B[:, 0], C[:, 0], D, z, delta_bias)
+        ungated, _ = scan(delta_softplus)(u, delta, A, B[:, 0], C[:, 0], D, None, delta_bias)
+        x = torch.full((*h.shape[:2], 2, 2 * h.shape[2]), 7.0)  # two chunks; the pairs' decay halves are noise
+        x[:, :, -1, 1::2] = h
+        return [ungated, x, gated] if z is not None else [ungated, x]
+
+    module = types.ModuleType("selective_scan_cuda")
+    module.fwd = fwd
+    monkeypatch.setitem(sys.modules, "selective_scan_cuda", module)
+    return calls
+
+
+def adapter():
+    """The adapter imported afresh: it binds `selective_scan_cuda` at import, the fake of the test that calls it."""
+    adapter.count = getattr(adapter, "count", 0) + 1
+    return import_file(REGISTRY.directory("selective_scan") / "mamba_ssm_cuda.py",
+                       namespace=f"test.mamba_ssm_cuda_{adapter.count}")
+
+
+def test_the_adapter_passes_the_cpu_cases_through_the_extensions_contract(fake_extension):
+    judged_on_cpu_cases("selective_scan", adapter().SelectiveScan)
+    assert {call["has_z"] for call in fake_extension} == {True, False}  # the gated case and the ungated one
+    assert all(call["softplus"] and call["has_D"] and call["has_bias"] for call in fake_extension)
+
+
+def test_with_z_the_gated_output_is_returned_and_the_last_state_comes_from_the_last_chunk(fake_extension):
+    torch.manual_seed(0)
+    b, d, n, l = 1, 3, 4, 5
+    u, delta, z = torch.randn(b, d, l), torch.randn(b, d, l), torch.randn(b, d, l)
+    A, B, C = -torch.rand(d, n) - 0.5, torch.randn(b, n, l), torch.randn(b, n, l)
+    y, state = adapter().SelectiveScan(True)(u, delta, A, B, C, torch.ones(d), z, torch.zeros(d))
+    expected, expected_state = eager_class("selective_scan")(True)(u, delta, A, B, C, torch.ones(d), z, torch.zeros(d))
+    assert torch.allclose(y, expected) and torch.allclose(state, expected_state)
+    assert fake_extension[-1]["B"] == (b, 1, n, l)
+
+
+def sdist(tmp_path: Path, members: dict[str, str]) -> Path:
+    path = tmp_path / "mamba_ssm-0.tar.gz"
+    with tarfile.open(path, "w:gz") as archive:
+        for name, text in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(text.encode())
+            archive.addfile(info, io.BytesIO(text.encode()))
+    return path
+
+
+def test_the_build_takes_the_selective_scan_sources_and_stubs_every_backward_instance(tmp_path):
+    path = sdist(tmp_path, {"mamba_ssm-0/csrc/selective_scan/selective_scan.h": "// params",
+                            "mamba_ssm-0/csrc/causal_conv1d/other.cu": "// not taken"})
+    source = build_selective_scan.unpack(path, tmp_path / "src")
+    assert (source / "selective_scan.h").exists() and not list((tmp_path / "src").rglob("other.cu"))
+    stub = (source / "selective_scan_bwd_stub.cu").read_text()
+    # the binding dispatches input float/half/bf16 x weight float/complex: all six must link
+    assert stub.count("template void selective_scan_bwd_cuda<") == 6
+    assert "selective_scan_bwd_cuda<at::BFloat16, c10::complex<float>>" in stub and "throw std::runtime_error" in stub
+
+
+def test_an_archive_without_the_sources_is_a_one_line_error_naming_it(tmp_path):
+    path = sdist(tmp_path, {"other-0/README": "x"})
+    with pytest.raises(SystemExit, match=str(path)):
+        build_selective_scan.unpack(path, tmp_path / "src")
