@@ -110,7 +110,7 @@ WEAK_REASONS = {
                  "the WY factors, per-chunk states and outputs at head dim 64 (not profiled)",
     "retention": "FLA's chunk_retention (serves every case since its atol is 6e-1): a multi-kernel chunked scan over "
                  "8 heads of 256/512 dims (not profiled)",
-    "selective_scan": "mamba_ssm's CUDA scan serves where scripts/build_selective_scan.py built it (14-15% on an "
+    "selective_scan": "mamba_ssm's CUDA scan serves where scripts/build_cuda_extension.py built it (14-15% on an "
                       "H100, 2026-12-06): each channel's 2048-4096 steps run in order, dstate multiply-adds a step "
                       "on CUDA cores, bound by the recurrence rather than memory (not profiled); without it "
                       "mambapy's parallel scan (0%) materialises the [batch, d_inner, seqlen, d_state] states",

@@ -7,6 +7,7 @@
 # SECONDS must stay under the device tool's limit for the call, which is the session's device time left less a cold
 # start when the machine is not warm: device-lanes.sh packs its archive only when its runs end, and a call killed at
 # the limit brings nothing back (the twenty-seventh session's fourth call: a 470 s budget, a 385 s limit).
+# $OUT/ext/ holds the CUDA extensions built from carried sdists (copy to .ext/ and carry it next time).
 # Afterwards $OUT holds, per file, NAME/lanes.tgz (NAME: the file's name without .txt) and picks.tgz, the last
 # merged picks (copy it to .picks/HARDWARE.tgz); each file's own NAME/picks.tgz is removed at the end. FK_PICKS
 # names the picks the first file restores (default .picks/${FK_HARDWARE:-h200}.tgz; FK_HARDWARE=auto: the profile
@@ -35,13 +36,24 @@ if [ -z "${CUDA_HOME:-}" ] && command -v nvcc >/dev/null; then
     if [ -e "$home/lib64/libcudart.so" ]; then export CUDA_HOME=$home; echo "=== CUDA_HOME=$home"; break; fi
   done
 fi
-if ls .whl/mamba_ssm-*.tar.gz >/dev/null 2>&1 && [ "${FK_WHEELS:-carried}" != none ]; then
-  # mamba_ssm's CUDA selective scan (selective_scan's mamba_ssm_cuda baseline) has no wheel: built here, against
-  # this machine's torch, into the carried wheels' site directory, which every run puts on PYTHONPATH
+if ls .whl/*.tar.gz >/dev/null 2>&1 && [ "${FK_WHEELS:-carried}" != none ]; then
+  # mamba_ssm's selective scan and Dao-AILab's causal conv1d (the mamba_ssm_cuda and dao_cuda baselines) have no
+  # wheel: built here (scripts/pack-cuda-sdists.sh carries the sdists), both at once, against this machine's torch,
+  # into the carried wheels' site directory, which every run puts on PYTHONPATH. A build carried back from an
+  # earlier call ($OUT/ext/, carried as .ext/) is used instead when it imports here.
   source scripts/device-env.sh || exit 1
-  MAX_JOBS=$(nproc) python3 scripts/build_selective_scan.py .whl/mamba_ssm-*.tar.gz --out /tmp/fk-selective-scan \
-    && cp /tmp/fk-selective-scan/selective_scan_cuda*.so /tmp/site/ \
-    || echo "=== selective_scan_cuda: build failed, its baseline is left out"
+  mkdir -p "$out/ext"
+  for pair in selective_scan_cuda:mamba_ssm causal_conv1d_cuda:causal_conv1d; do
+    name=${pair%%:*}; sdist=$(ls .whl/"${pair#*:}"-*.tar.gz 2>/dev/null | head -1)
+    [ -n "$sdist" ] || continue
+    if ls .ext/"$name"*.so >/dev/null 2>&1 && cp .ext/"$name"*.so /tmp/site/ && python3 -c "import torch, $name"; then
+      echo "=== $name: the carried build imports"; cp .ext/"$name"*.so "$out/ext/"; continue
+    fi
+    ( MAX_JOBS=$(nproc) python3 scripts/build_cuda_extension.py "$name" "$sdist" --out "/tmp/fk-$name" \
+        && cp "/tmp/fk-$name/$name"*.so /tmp/site/ && cp "/tmp/fk-$name/$name"*.so "$out/ext/" \
+        || echo "=== $name: build failed, its baseline is left out" ) &
+  done
+  wait
 fi
 picks=${FK_PICKS:-.picks/${FK_HARDWARE:-h200}.tgz}
 mkdir -p "$out"

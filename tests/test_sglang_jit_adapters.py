@@ -64,7 +64,7 @@ def fake_group_quant(calls: list[dict]):
 @pytest.fixture
 def fake_sglang(monkeypatch):
     calls: dict[str, list] = {"activation": [], "quant": []}
-    for name in ("sglang", "sglang.kernels", "sglang.kernels.ops", "sglang.kernels.ops.activation",
+    for name in ("tvm_ffi", "sglang", "sglang.kernels", "sglang.kernels.ops", "sglang.kernels.ops.activation",
                  "sglang.kernels.ops.quantization"):
         monkeypatch.setitem(sys.modules, name, types.ModuleType(name))
     activation = types.ModuleType("sglang.kernels.ops.activation.activation")

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import torch
 # at import, as every library baseline (the worker's integrity snapshot follows the baselines' imports)
+import tvm_ffi  # noqa: F401 - what SGLang loads the built kernels through
 from sglang.kernels.ops.activation.activation import activation_module, gelu_and_mul, gelu_tanh_and_mul
 
 from fastkernels.implementations import import_file

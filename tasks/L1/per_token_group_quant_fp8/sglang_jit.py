@@ -15,6 +15,7 @@ from pathlib import Path
 
 import torch
 # at import, as every library baseline (the worker's integrity snapshot follows the baselines' imports)
+import tvm_ffi  # noqa: F401 - what SGLang loads the built kernels through
 from sglang.kernels.ops.quantization.fp8_kernel import sglang_per_token_group_quant_fp8
 
 from fastkernels.implementations import import_file

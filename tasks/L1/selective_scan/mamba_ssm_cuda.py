@@ -5,7 +5,7 @@ silu(z) plus each chunk's last state. The calls are SelectiveScanFn.forward's (m
 ops/selective_scan_interface.py) verbatim: inputs made contiguous only where their last stride is not 1, B and C
 given a group axis, the last state read from the chunk states as x[:, :, -1, 1::2].
 
-mamba-ssm has no wheel for the device's platform: scripts/build_selective_scan.py compiles the extension from its
+mamba-ssm has no wheel for the device's platform: scripts/build_cuda_extension.py compiles the extension from its
 source distribution there (forward files unchanged, its setup.py's flags, sm_90) and puts it on PYTHONPATH."""
 
 from __future__ import annotations

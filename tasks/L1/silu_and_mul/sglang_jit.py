@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import torch
 # at import, as every library baseline (the worker's integrity snapshot follows the baselines' imports)
+import tvm_ffi  # noqa: F401 - what SGLang loads the built kernels through
 from sglang.kernels.ops.activation.activation import activation_module, silu_and_mul
 from torch import nn
 

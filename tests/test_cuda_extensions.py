@@ -1,8 +1,11 @@
-"""selective_scan's mamba_ssm_cuda baseline: the adapter calls `selective_scan_cuda.fwd` exactly as mamba_ssm's
-SelectiveScanFn.forward does, and scripts/build_selective_scan.py builds that extension forward-only. The extension
-needs a GPU, so here it is replaced by its contract (csrc/selective_scan/selective_scan.cpp, mamba_ssm 2.3.2):
+"""The CUDA extensions built from source distributions (scripts/build_cuda_extension.py) and the baselines that call
+them: selective_scan's mamba_ssm_cuda calls `selective_scan_cuda.fwd` exactly as mamba_ssm's SelectiveScanFn.forward
+does, causal_conv1d's dao_cuda calls `causal_conv1d_cuda.causal_conv1d_fwd` as causal-conv1d's CausalConv1dFn does.
+The extensions need a GPU, so here each is replaced by its contract: selective_scan.cpp (mamba_ssm 2.3.2)
 fwd(u, delta, A, B[b, groups, dstate, l], C, D, z, delta_bias, delta_softplus) -> [out, x, out_z if z], out
-ungated, x [b, dim, chunks, 2 * dstate] holding each chunk's (decay product, state) pairs."""
+ungated, x [b, dim, chunks, 2 * dstate] holding each chunk's (decay product, state) pairs; causal_conv1d.cpp
+(causal-conv1d 1.7.0) causal_conv1d_fwd(x, weight[dim, width], bias, seq_idx, initial_states, out,
+final_states_out, silu_activation) writing out in place."""
 
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ from fastkernels.implementations import import_file
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
-import build_selective_scan  # noqa: E402
+import build_cuda_extension  # noqa: E402
 
 
 @pytest.fixture
@@ -80,17 +83,57 @@ def sdist(tmp_path: Path, members: dict[str, str]) -> Path:
 
 
 def test_the_build_takes_the_selective_scan_sources_and_stubs_every_backward_instance(tmp_path):
+    sources = build_cuda_extension.EXTENSIONS["selective_scan_cuda"].sources
     path = sdist(tmp_path, {"mamba_ssm-0/csrc/selective_scan/selective_scan.h": "// params",
+                            **{f"mamba_ssm-0/csrc/selective_scan/{name}": "//" for name in sources},
                             "mamba_ssm-0/csrc/causal_conv1d/other.cu": "// not taken"})
-    source = build_selective_scan.unpack(path, tmp_path / "src")
+    source, files = build_cuda_extension.unpack("selective_scan_cuda", path, tmp_path / "src")
     assert (source / "selective_scan.h").exists() and not list((tmp_path / "src").rglob("other.cu"))
+    assert [f.name for f in files] == [*build_cuda_extension.EXTENSIONS["selective_scan_cuda"].sources,
+                                       "selective_scan_bwd_stub.cu"]  # the backward files are never compiled
     stub = (source / "selective_scan_bwd_stub.cu").read_text()
     # the binding dispatches input float/half/bf16 x weight float/complex: all six must link
     assert stub.count("template void selective_scan_bwd_cuda<") == 6
     assert "selective_scan_bwd_cuda<at::BFloat16, c10::complex<float>>" in stub and "throw std::runtime_error" in stub
 
 
-def test_an_archive_without_the_sources_is_a_one_line_error_naming_it(tmp_path):
+def test_causal_conv1d_compiles_all_four_of_its_sources_and_needs_no_stub(tmp_path):
+    sources = ("causal_conv1d.cpp", "causal_conv1d_fwd.cu", "causal_conv1d_bwd.cu", "causal_conv1d_update.cu")
+    path = sdist(tmp_path, {f"causal_conv1d-0/csrc/{name}": "//" for name in sources})
+    _, files = build_cuda_extension.unpack("causal_conv1d_cuda", path, tmp_path / "src")
+    assert tuple(f.name for f in files) == sources
+
+
+def test_an_archive_without_the_sources_is_a_one_line_error_naming_it_and_what_is_missing(tmp_path):
     path = sdist(tmp_path, {"other-0/README": "x"})
-    with pytest.raises(SystemExit, match=str(path)):
-        build_selective_scan.unpack(path, tmp_path / "src")
+    with pytest.raises(SystemExit, match=f"{path} lacks causal_conv1d_cuda's sources .*causal_conv1d_fwd.cu"):
+        build_cuda_extension.unpack("causal_conv1d_cuda", path, tmp_path / "src")
+
+
+@pytest.fixture
+def fake_conv_extension(monkeypatch):
+    calls: list[dict] = []
+    conv = eager_class("causal_conv1d")
+
+    def causal_conv1d_fwd(x, weight, bias, seq_idx, initial_states, out, final_states_out, silu_activation):
+        calls.append(dict(out_like_x=out.shape == x.shape and out.dtype == x.dtype, silu=silu_activation,
+                          rest=(seq_idx, initial_states, final_states_out), weight=tuple(weight.shape)))
+        module = conv(x.shape[1], weight.shape[1], bias is not None, "silu" if silu_activation else None)
+        module.weight.data.copy_(weight)
+        if bias is not None:
+            module.bias.data.copy_(bias)
+        out.copy_(module(x))
+
+    module = types.ModuleType("causal_conv1d_cuda")
+    module.causal_conv1d_fwd = causal_conv1d_fwd
+    monkeypatch.setitem(sys.modules, "causal_conv1d_cuda", module)
+    return calls
+
+
+def test_dao_cuda_passes_the_cpu_cases_with_no_states_and_the_weight_as_dim_by_width(fake_conv_extension):
+    cls = import_file(REGISTRY.directory("causal_conv1d") / "dao_cuda.py", namespace="test.dao_cuda").CausalConv1d
+    judged_on_cpu_cases("causal_conv1d", cls)
+    assert {call["silu"] for call in fake_conv_extension} == {True, False}
+    assert all(call["out_like_x"] and call["rest"] == (None, None, None) for call in fake_conv_extension)
+    with pytest.raises(ValueError, match="widths"):
+        cls(8, 5)
