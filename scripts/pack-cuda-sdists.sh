@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Adds the source distributions of mamba-ssm (216 kB) and causal-conv1d (24 kB) to the device tool's carried wheels
 # (.whl/): neither ships a wheel for the device's platform, so scripts/device-chain.sh compiles their CUDA kernels
-# there (scripts/build_cuda_extension.py: selective_scan_cuda in 78 s on the H100 machine's 16 cores, 2026-12-06;
-# here, on 2 cores one file after another, 167 s and 518 s) for the selective_scan and causal_conv1d baselines.
+# there (scripts/build_cuda_extension.py: selective_scan_cuda in 78 s on the H100 machine's 16 cores, 2026-12-06,
+# docs/results/h100-2026-12-06-forty-first) for the selective_scan and causal_conv1d baselines. On this 2-core
+# machine, one file after another, `--objects-only` took 167 s for selective_scan_cuda and 518 s for
+# causal_conv1d_cuda, the latter while a CI run shared the cores (2026-12-06).
 # pip cannot fetch them alone (their metadata step imports torch with CUDA), so they come from PyPI's simple index.
 # Usage: bash scripts/pack-cuda-sdists.sh [DEST]   (DEST defaults to .whl)
 set -euo pipefail

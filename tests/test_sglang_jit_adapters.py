@@ -35,7 +35,7 @@ def fake_activation(calls: list[tuple]):
         def kernel(x: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
             calls.append((name, x.data_ptr(), tuple(out.shape), out.dtype))
             d = x.shape[-1] // 2
-            assert out.shape == x.shape[:-1] + (d,) and d % 8 == 0 or x.device.type == "cpu"
+            assert out.shape == x.shape[:-1] + (d,) and out.dtype == x.dtype, "a caller-owned out, half as wide"
             out.copy_((act(x[..., :d].float()) * x[..., d:].float()).to(out.dtype))
             return out
         return kernel
