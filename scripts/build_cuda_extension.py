@@ -5,8 +5,10 @@ installed. Then selective_scan, causal_conv1d and the Mamba blocks are scored ag
 PyTorch path.
 
 Each extension is compiled as its setup.py compiles it (its own sources unchanged, its nvcc flags, one target: sm_90
-by default), with one exception: mamba_ssm's six backward files, which inference never runs and which are the
-slowest to compile, are replaced by a stub defining the backward entry point to raise (its binding references it).
+by default), with one exception: the backward sources (mamba_ssm's six files, causal-conv1d's one), which inference
+never runs and which are the slowest to compile, are replaced by a stub defining the backward entry points to raise
+(the bindings reference them). causal-conv1d's full build took 389 s on the H100 machine's 16 cores (2026-12-06) and
+linked a 31 MB library, over the device tool's 16 MiB a returned file.
 torch.utils.cpp_extension and ninja build against the torch that runs this, so it must run on the machine (image)
 that will import the result; scripts/device-chain.sh does so when the sdists are carried (scripts/pack-cuda-sdists.sh).
 Usage: python scripts/build_cuda_extension.py {selective_scan_cuda,causal_conv1d_cuda} SDIST --out DIR [--arch 90]
@@ -47,6 +49,21 @@ void selective_scan_bwd_cuda(SSMParamsBwd &params, cudaStream_t stream) {
 """ + "".join(f"template void selective_scan_bwd_cuda<{i}, {w}>(SSMParamsBwd &, cudaStream_t);\n"
               for i in ("float", "at::Half", "at::BFloat16") for w in ("float", "c10::complex<float>"))
 
+HALF_TYPES = ("float", "at::Half", "at::BFloat16")
+CAUSAL_CONV1D_BACKWARD_STUB = """// fastkernels: the two backward entry points causal_conv1d.cpp binds, defined to raise
+// (a forward-only build)
+#include <stdexcept>
+#include <c10/util/BFloat16.h>
+#include <c10/util/Half.h>
+#include "causal_conv1d.h"
+""" + "".join(f"""
+template <typename input_t, typename weight_t>
+void {entry}(ConvParamsBwd &params, cudaStream_t stream) {{
+    throw std::runtime_error("causal_conv1d_cuda was built forward-only (scripts/build_cuda_extension.py)");
+}}
+""" + "".join(f"template void {entry}<{i}, {w}>(ConvParamsBwd &, cudaStream_t);\n" for w in HALF_TYPES for i in HALF_TYPES)
+    for entry in ("causal_conv1d_bwd_cuda", "causal_conv1d_channellast_bwd_cuda"))
+
 
 @dataclass(frozen=True)
 class Extension:
@@ -63,9 +80,10 @@ EXTENSIONS = {
                                 "selective_scan_fwd_bf16.cu"),
         ("-O3", "-std=c++17", *HALF_AND_BF16, *COMMON_NVCC), ("-O3", "-std=c++17"),
         (("selective_scan_bwd_stub.cu", SELECTIVE_SCAN_BACKWARD_STUB),)),
-    "causal_conv1d_cuda": Extension(  # causal-conv1d 1.7.0: every source, the backward is one file
-        "csrc", ("causal_conv1d.cpp", "causal_conv1d_fwd.cu", "causal_conv1d_bwd.cu", "causal_conv1d_update.cu"),
-        ("-O3", *HALF_AND_BF16, *COMMON_NVCC), ("-O3",)),
+    "causal_conv1d_cuda": Extension(  # causal-conv1d 1.7.0
+        "csrc", ("causal_conv1d.cpp", "causal_conv1d_fwd.cu", "causal_conv1d_update.cu"),
+        ("-O3", *HALF_AND_BF16, *COMMON_NVCC), ("-O3",),
+        (("causal_conv1d_bwd_stub.cu", CAUSAL_CONV1D_BACKWARD_STUB),)),
 }
 
 

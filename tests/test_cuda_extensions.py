@@ -97,11 +97,17 @@ def test_the_build_takes_the_selective_scan_sources_and_stubs_every_backward_ins
     assert "selective_scan_bwd_cuda<at::BFloat16, c10::complex<float>>" in stub and "throw std::runtime_error" in stub
 
 
-def test_causal_conv1d_compiles_all_four_of_its_sources_and_needs_no_stub(tmp_path):
+def test_causal_conv1d_compiles_its_forward_sources_and_stubs_both_backward_entry_points(tmp_path):
     sources = ("causal_conv1d.cpp", "causal_conv1d_fwd.cu", "causal_conv1d_bwd.cu", "causal_conv1d_update.cu")
     path = sdist(tmp_path, {f"causal_conv1d-0/csrc/{name}": "//" for name in sources})
-    _, files = build_cuda_extension.unpack("causal_conv1d_cuda", path, tmp_path / "src")
-    assert tuple(f.name for f in files) == sources
+    source, files = build_cuda_extension.unpack("causal_conv1d_cuda", path, tmp_path / "src")
+    assert [f.name for f in files] == ["causal_conv1d.cpp", "causal_conv1d_fwd.cu", "causal_conv1d_update.cu",
+                                       "causal_conv1d_bwd_stub.cu"]  # causal_conv1d_bwd.cu is never compiled
+    stub = (source / "causal_conv1d_bwd_stub.cu").read_text()
+    # the binding dispatches input x weight over float/half/bf16 for both layouts: all eighteen must link
+    assert stub.count("template void causal_conv1d_bwd_cuda<") == 9
+    assert stub.count("template void causal_conv1d_channellast_bwd_cuda<") == 9
+    assert "causal_conv1d_channellast_bwd_cuda<at::Half, at::BFloat16>" in stub and "throw std::runtime_error" in stub
 
 
 def test_an_archive_without_the_sources_is_a_one_line_error_naming_it_and_what_is_missing(tmp_path):
