@@ -1,0 +1,55 @@
+"""scripts/device-call.sh: one device call runs the H200's lanes files on an H200 and the others' on any other card,
+and samples the GPU's and the processes' memory beside the chain (a fake nvidia-smi and a recording chain here)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def call(tmp_path: Path, card: str) -> tuple[subprocess.CompletedProcess, Path]:
+    bin_dir, out = tmp_path / "bin", tmp_path / "out"
+    bin_dir.mkdir()
+    smi = bin_dir / "nvidia-smi"
+    smi.write_text(f"""#!/usr/bin/env bash
+case "$*" in
+  *--query-gpu=name*) echo "{card}" ;;
+  *--query-gpu=uuid*) echo "GPU-0000, 1980 MHz, 3201 MHz, 35" ;;
+  *--query-compute-apps*) echo "4242, 1024 MiB" ;;
+  *) echo "2048 MiB" ;;
+esac
+""")
+    chain = tmp_path / "chain.sh"
+    chain.write_text('echo "chain: hardware=$FK_HARDWARE files=$*"; sleep 0.5\n')
+    smi.chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "OUT": str(out), "FK_CHAIN": str(chain),
+           "FK_SAMPLE_S": "0.1"}
+    result = subprocess.run(["bash", str(ROOT / "scripts/device-call.sh"), ".lanes/a.txt .lanes/b.txt",
+                             ".lanes/h100.txt"], env=env, capture_output=True, text=True, timeout=30)
+    return result, out
+
+
+@pytest.mark.parametrize("card, files", [("NVIDIA H200", ".lanes/a.txt .lanes/b.txt"),
+                                         ("NVIDIA H100 80GB HBM3", ".lanes/h100.txt")])
+def test_the_card_picks_the_lanes_files_and_the_chain_runs_under_the_auto_profile(tmp_path, card, files):
+    result, out = call(tmp_path, card)
+    assert result.returncode == 0, result.stderr
+    assert f"card: {card}" in result.stdout
+    assert (out / "chain.log").read_text() == f"chain: hardware=auto files={files}\n"
+
+
+def test_memory_is_sampled_while_the_chain_runs(tmp_path):
+    _, out = call(tmp_path, "NVIDIA H200")
+    samples = (out / "mem/samples.txt").read_text()
+    assert samples.count("t ") >= 2 and "4242, 1024 MiB" in samples and "2048 MiB" in samples
+
+
+def test_two_arguments_are_required(tmp_path):
+    result = subprocess.run(["bash", str(ROOT / "scripts/device-call.sh"), "only-one"], capture_output=True,
+                            text=True)
+    assert result.returncode == 2 and "usage" in result.stderr
