@@ -7,19 +7,19 @@ int64 ids, so they are widened after the kernel (one more small launch, which vL
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import torch
 # at import, as every library baseline (the worker's integrity snapshot follows the baselines' imports)
 from sglang.kernels.ops.moe.moe_fused_gate import moe_fused_gate
-from torch import nn
+
+from fastkernels.implementations import import_file
+
+# The native path owns the constructor (num_experts, top_k, renormalize); only forward differs.
+_native = import_file(Path(__file__).with_name("torch_native.py"), namespace="tasks.topk_routing")
 
 
-class TopKRouter(nn.Module):
-    def __init__(self, num_experts: int, top_k: int, renormalize: bool = True) -> None:
-        super().__init__()
-        self.num_experts = num_experts
-        self.top_k = top_k
-        self.renormalize = renormalize
-
+class TopKRouter(_native.TopKRouter):
     def forward(self, router_logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         # fused_topk's CUDA branch verbatim: no bias, softmax scoring, no shared experts, no scaling
         weights, ids = moe_fused_gate(router_logits, None, self.top_k, scoring_func="softmax",
