@@ -61,7 +61,8 @@ template <typename input_t, typename weight_t>
 void {entry}(ConvParamsBwd &params, cudaStream_t stream) {{
     throw std::runtime_error("causal_conv1d_cuda was built forward-only (scripts/build_cuda_extension.py)");
 }}
-""" + "".join(f"template void {entry}<{i}, {w}>(ConvParamsBwd &, cudaStream_t);\n" for w in HALF_TYPES for i in HALF_TYPES)
+""" + "".join(f"template void {entry}<{i}, {w}>(ConvParamsBwd &, cudaStream_t);\n"
+              for w in HALF_TYPES for i in HALF_TYPES)
     for entry in ("causal_conv1d_bwd_cuda", "causal_conv1d_channellast_bwd_cuda"))
 
 
