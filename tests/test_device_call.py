@@ -46,7 +46,8 @@ def test_the_card_picks_the_lanes_files_and_the_chain_runs_under_the_auto_profil
 def test_memory_is_sampled_while_the_chain_runs(tmp_path):
     _, out = call(tmp_path, "NVIDIA H200")
     samples = (out / "mem/samples.txt").read_text()
-    assert sum(line.startswith("t ") for line in samples.splitlines()) >= 2 and "4242, 1024 MiB" in samples and "2048 MiB" in samples
+    assert sum(line.startswith("t ") for line in samples.splitlines()) >= 2
+    assert "4242, 1024 MiB" in samples and "2048 MiB" in samples
 
 
 def test_two_arguments_are_required(tmp_path):
