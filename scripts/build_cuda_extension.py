@@ -34,6 +34,7 @@ HALF_AND_BF16 = ["-U__CUDA_NO_HALF_OPERATORS__", "-U__CUDA_NO_HALF_CONVERSIONS__
 # both setup.py files' CUDA branch, less --ptxas-options=-v (it only prints register use)
 COMMON_NVCC = ["--expt-relaxed-constexpr", "--expt-extended-lambda", "--use_fast_math", "-lineinfo", "--threads", "4"]
 
+HALF_TYPES = ("float", "at::Half", "at::BFloat16")  # the input (and causal-conv1d's weight) types bindings dispatch
 SELECTIVE_SCAN_BACKWARD_STUB = """// fastkernels: the backward entry point selective_scan.cpp binds, defined to raise
 // (a forward-only build)
 #include <stdexcept>
@@ -47,9 +48,8 @@ void selective_scan_bwd_cuda(SSMParamsBwd &params, cudaStream_t stream) {
     throw std::runtime_error("selective_scan_cuda was built forward-only (scripts/build_cuda_extension.py)");
 }
 """ + "".join(f"template void selective_scan_bwd_cuda<{i}, {w}>(SSMParamsBwd &, cudaStream_t);\n"
-              for i in ("float", "at::Half", "at::BFloat16") for w in ("float", "c10::complex<float>"))
+              for i in HALF_TYPES for w in ("float", "c10::complex<float>"))
 
-HALF_TYPES = ("float", "at::Half", "at::BFloat16")
 CAUSAL_CONV1D_BACKWARD_STUB = """// fastkernels: the two backward entry points causal_conv1d.cpp binds, defined to raise
 // (a forward-only build)
 #include <stdexcept>
