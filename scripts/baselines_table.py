@@ -29,7 +29,8 @@ CARRIED = "†"
 LAUNCH_BOUND_US = 5.0
 WEAK_REASONS = {
     "group_norm": "PyTorch's native GroupNorm on NCHW reads the input twice (statistics, then normalise) with few "
-                  "blocks per group (Inductor serves; max-autotune 0.90-1.05x of the default compile); Liger's kernel failed the tolerance on every SDXL case (44-80% of "
+                  "blocks per group (Inductor serves; max-autotune 0.90-1.05x of the default compile); Liger's "
+                  "kernel failed the tolerance on every SDXL case (44-80% of "
                   "elements off, by up to 6%: its bf16 sums at 4 warps lose E[x^2], "
                   "scripts/emulate_liger_group_norm.py)",
     "depthwise_conv2d": "cuDNN's bf16 depthwise convolution, channels_last where it is faster (2.0-2.3x on "
@@ -40,9 +41,11 @@ WEAK_REASONS = {
                             "gather bound (max-autotune 1.7-1.8x over the default compile below batch 65536)",
     "embedding_bag": "PyTorch's embedding_bag: random 256-byte row gathers, bound by gather latency, not bandwidth",
     "conv2d": "SDXL's few-channel conv_in (4->320) and stride-2 downsample stay well below the GEMM rate under cuDNN "
-              "and under max-autotune's Triton conv templates alike (these serve four of five cases on an H100, "
-              "1.37-2.05x over cuDNN; not profiled)",
-    "causal_conv1d": "FLA's Triton causal conv: a memory-bound depthwise kernel at ~40% of copy bandwidth",
+              "and under max-autotune's Triton conv templates alike (these serve four of five cases on the H200, "
+              "1.38-1.85x over the faster cuDNN layout, 2026-12-06; not profiled)",
+    "causal_conv1d": "Dao-AILab's CUDA causal conv1d serves where scripts/build_cuda_extension.py built it (62-90% "
+                     "on the H200, 2026-12-06; 1.7-1.9x over FLA's Triton kernel, FLA's 36-48% where it is not "
+                     "built); the 1x2048 case is 10 µs of traffic, near the launch scale",
     "encoder_attention": "SDPA's cuDNN/flash backends at head_dim 64-128 reach 40-60% of the bf16 GEMM rate",
     "gelu_and_mul": "decode (1 and 64 tokens, under 1.3 µs of traffic) sits at the launch scale: Inductor's kernel "
                     "and SGLang's JIT-built CUDA kernel alike (4.1-6.6 µs on an H100, 2026-12-06)",
@@ -86,8 +89,8 @@ WEAK_REASONS = {
                    "Qwen's 768/1408-wide experts make small GEMMs",
     "paged_decode_attention": "SGLang's Triton decode kernel reads the pages in place (split-KV partials, then a "
                               "reduce), 1.5-2.3x faster than the faster of FlexAttention and sdpa_gather; at 64 "
-                              "sequences of 8 KV heads it reaches 48-49% (not profiled); vLLM's and FlashInfer's CUDA kernels "
-                              "are not installable here",
+                              "sequences of 8 KV heads it reaches 48-49% (not profiled); vLLM's and FlashInfer's "
+                              "CUDA kernels are not installable here",
     "rope_3d": "SGLang's matrix-RoPE Triton kernel (Kandinsky 6's 3-D video RoPE), 2.5-5.0x faster than "
                "Inductor's max-autotune (7-8%): the fp32 2x2 table it reads is built from position_ids by small "
                "PyTorch kernels in every call and read by q's and k's kernels (not profiled)",
@@ -97,7 +100,10 @@ WEAK_REASONS = {
                "of traffic (Inductor, 2-3x faster than PyTorch's kernel, serves all five cases; Liger's softmax is "
                "1.2-1.7x slower than Inductor on the router rows and refuses the 128256-wide ones)",
     "spherical_harmonics": "Inductor over the degree-3 SH evaluation, max-autotune included (1.00-1.08x over "
-                           "the default compile): 24-31% of copy bandwidth (not profiled)",
+                           "the default compile): 27-30% of copy bandwidth (not profiled); on the degree-1 case it "
+                           "reads 4 of each point's 16 coefficients as a strided 24-byte slice of a 96-byte row, "
+                           "slower than degree 3 (293 against 261 µs at 3M points, H200, 2026-12-06), and the "
+                           "limit counts the 24 bytes",
     "swinv2_window_attention": "FlexAttention with the relative-position bias and cosine norms in a score_mod serves "
                                "since the ninth session (1.41-1.55x faster than SDPA, whose float mask rules out its "
                                "flash backend), still 5-7%: 64-576-token windows at head_dim 32 are tiny GEMMs",
@@ -110,10 +116,11 @@ WEAK_REASONS = {
                  "the WY factors, per-chunk states and outputs at head dim 64 (not profiled)",
     "retention": "FLA's chunk_retention (serves every case since its atol is 6e-1): a multi-kernel chunked scan over "
                  "8 heads of 256/512 dims (not profiled)",
-    "selective_scan": "mamba_ssm's CUDA scan serves where scripts/build_cuda_extension.py built it (14-15% on an "
-                      "H100, 2026-12-06): each channel's 2048-4096 steps run in order, dstate multiply-adds a step "
-                      "on CUDA cores, bound by the recurrence rather than memory (not profiled); without it "
-                      "mambapy's parallel scan (0%) materialises the [batch, d_inner, seqlen, d_state] states",
+    "selective_scan": "mamba_ssm's CUDA scan serves where scripts/build_cuda_extension.py built it (10-11% on the "
+                      "H200, 14-15% on an H100, 2026-12-06): each channel's 2048-4096 steps run in order, dstate "
+                      "multiply-adds a step on CUDA cores, bound by the recurrence rather than memory (not "
+                      "profiled); without it mambapy's parallel scan (0%) materialises the [batch, d_inner, "
+                      "seqlen, d_state] states",
     "hardswish": "MobileNetV3's late stages are ~6 µs of traffic: near the launch scale",
     "sparse_propagation": "cuSPARSE SpMM over LightGCN's power-law graph: one random 64-dim row gather per edge, "
                           "bound by gather latency; cuSPARSE's bf16 result erred up to 1.0x the default tolerance "
