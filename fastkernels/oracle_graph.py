@@ -8,8 +8,9 @@ case). A graph replays the same kernels without the launches: on the H200 (2026-
 (retention: its float64 work dominates), each graph bitwise equal to eager. A graph is trusted only after its replay
 matched the eager references bit for bit on every correctness round. An oracle faster than `GRAPH_MIN_MS`, one
 whose host launches take under `LAUNCH_BOUND_SHARE` of its call (the device is the bottleneck: a graph cannot
-shorten it and its capture costs a few calls; llama-sized float64 layers), one that cannot be captured, one whose
-replay differs anywhere, and one whose replay is not under `KEEP_BELOW` of the eager call stay eager.
+shorten it and its capture costs a few calls; llama-sized float64 layers), one that cannot be captured (one that
+synchronises with the host is not even tried: `graphs.HostSync`), one whose replay differs anywhere, and one whose
+replay is not under `KEEP_BELOW` of the eager call stay eager.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import torch
 
 from fastkernels.build import oracle_inputs
 from fastkernels.correctness import flatten
-from fastkernels.graphs import release_generator_capture
+from fastkernels.graphs import HostSync, release_generator_capture, without_host_sync
 from fastkernels.plan import one_line
 
 Inputs = dict[str, torch.Tensor]
@@ -59,8 +60,11 @@ class CudaGraphOracle:
             side = _side_stream()
             side.wait_stream(torch.cuda.current_stream())
             with torch.cuda.stream(side):
-                for _ in range(warmup):
-                    module(**static)
+                for done in range(1, warmup + 1):  # the last warm-up call checked: no capture of a host sync
+                    if done == warmup:
+                        without_host_sync(lambda: module(**static))
+                    else:
+                        module(**static)
             torch.cuda.current_stream().wait_stream(side)
             torch.cuda.synchronize()
             torch.cuda.empty_cache()  # the warmup's blocks, so they and the graph's pool are not held at once
@@ -68,9 +72,10 @@ class CudaGraphOracle:
             with torch.cuda.graph(self.graph):
                 self.output: Any = module(**static)
             torch.cuda.synchronize()
-        except Exception:
+        except Exception as error:
             torch.cuda.synchronize()
-            release_generator_capture()  # a capture that raised leaves the device RNG registered to it
+            if not isinstance(error, HostSync):  # no capture began
+                release_generator_capture()  # a capture that raised leaves the device RNG registered to it
             raise
 
     def replay(self) -> Any:
@@ -155,6 +160,8 @@ class Oracle:
         static = oracle_inputs({k: v.clone() for k, v in rounds[0].items()})
         try:
             graph = self.capture(self.module, static)
+        except HostSync as error:
+            return f"not captured: the oracle {error}"
         except Exception as error:  # noqa: BLE001 - not capturable: the oracle stays eager
             return f"capture failed: {one_line(error)}"
         times = []
