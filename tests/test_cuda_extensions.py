@@ -143,3 +143,19 @@ def test_dao_cuda_passes_the_cpu_cases_with_no_states_and_the_weight_as_dim_by_w
     assert all(call["out_like_x"] and call["rest"] == (None, None, None) for call in fake_conv_extension)
     with pytest.raises(ValueError, match="widths"):
         cls(8, 5)
+
+
+def test_where_the_extensions_are_built_the_composed_mamba_blocks_bind_them(fake_extension, fake_conv_extension):
+    # transformers' Mamba runs causal_conv1d_fn and selective_scan_fn whenever the two packages are installed, so the
+    # kernels production builds come first and the L2/L3 blocks composed from these tasks run them on a GPU
+    from importlib.machinery import ModuleSpec
+
+    from fastkernels.build import first_production_class
+
+    for name in ("selective_scan_cuda", "causal_conv1d_cuda"):  # found as installed by the requires check
+        sys.modules[name].__spec__ = ModuleSpec(name, None)
+    assert first_production_class(REGISTRY, "selective_scan", "cuda")[0] == "mamba_ssm_cuda"
+    assert first_production_class(REGISTRY, "causal_conv1d", "cuda")[0] == "dao_cuda"
+    # on the CPU (devices: [cuda]) the blocks bind the torch paths, as a machine without the builds does
+    assert first_production_class(REGISTRY, "selective_scan", "cpu")[0] == "torch_scan"
+    assert first_production_class(REGISTRY, "causal_conv1d", "cpu")[0] == "torch_cudnn"
