@@ -28,88 +28,17 @@ from typing import Any, Callable, Sequence, TypeVar
 
 import torch
 
+from fastkernels.capture import Captured, capture
 from fastkernels.checks import CaseFailure, JudgeFresh, RecheckJudge, TimedRecheck, clone, time_rechecked
 from fastkernels.config import HarnessConfig
 from fastkernels.manifest import Case, Manifest
 from fastkernels.phases import phase
-from fastkernels.plan import one_line
-from fastkernels.records import CallTimes, Status
+from fastkernels.records import CallTimes
 from fastkernels.stream_escape import StreamEscape, verify_escape
 from fastkernels.timing import Clock, pad_note, paired_speedup, speedup_ci95, summarize
 
 Inputs = dict[str, torch.Tensor]
 T = TypeVar("T")
-
-
-@dataclass
-class Captured:
-    graph: torch.cuda.CUDAGraph
-    inputs: Inputs
-    output: Any
-
-
-def capture(module: Callable[..., Any], static: Inputs, warmup: int = 3) -> Captured | str:
-    """The module's forward captured on the `static` input tensors, or why it cannot be captured. The last warm-up
-    call runs under `without_host_sync`: a module that synchronises with the host is never captured."""
-    try:
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            for done in range(1, warmup + 1):
-                if done == warmup:
-                    without_host_sync(lambda: module(**static))
-                else:
-                    module(**static)
-        torch.cuda.current_stream().wait_stream(side)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            output = module(**static)
-        torch.cuda.synchronize()
-        return Captured(graph, static, output)
-    except HostSync as error:  # no capture began: nothing to release
-        torch.cuda.synchronize()
-        return str(error)
-    except Exception as error:  # noqa: BLE001 - not capturable is an outcome, reported in the row
-        torch.cuda.synchronize()
-        release_generator_capture()
-        return one_line(error)
-
-
-class HostSync(RuntimeError):
-    """A call synchronised with the host, so a capture of it would fail. Not tried, because a capture that fails
-    leaves its private memory pool reserved until the process exits, beyond `empty_cache` (torch 2.11, the device
-    image's; pytorch/pytorch#190348): on the H200 (2026-12-06) a judge whose float64 MoE oracle failed its capture on
-    every case held 49 GiB from the Mixtral prefill case on, and its worker, where Liger's MoE failed too, 73 GiB."""
-
-
-SYNC_ERROR = "synchronizing CUDA operation"  # what torch raises in sync debug mode "error"
-
-
-def without_host_sync(call: Callable[[], T]) -> T:
-    """`call()` under torch's sync debug mode "error" (restored after): HostSync where it synchronises with the host
-    (an `.item()`, a `nonzero`, a copy to the host: what a data-dependent MoE routing does), naming the operation."""
-    previous = torch.cuda.get_sync_debug_mode()
-    torch.cuda.set_sync_debug_mode("error")
-    try:
-        return call()
-    except RuntimeError as error:
-        if SYNC_ERROR in str(error):
-            raise HostSync(f"synchronises with the host, so no capture was tried ({one_line(error)})") from None
-        raise
-    finally:
-        torch.cuda.set_sync_debug_mode(previous)
-
-
-def release_generator_capture() -> None:
-    """Clear the device RNG's capture registration that a capture failing mid-way leaves behind.
-
-    torch ends a capture's RNG bookkeeping only when the capture ends cleanly; after one that raised (a host sync in
-    Liger's MoE, 2026-11-30 on the H200) every later random op on the device raised "Offset increment outside graph
-    capture encountered unexpectedly", which killed the rest of the task's cases. A clone of the generator's state
-    keeps its seed and offset and drops the registration.
-    """
-    generator_ = torch.cuda.default_generators[torch.cuda.current_device()]
-    generator_.graphsafe_set_state(generator_.clone_state())
 
 
 def graph_fields(

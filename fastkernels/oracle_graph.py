@@ -9,7 +9,7 @@ case). A graph replays the same kernels without the launches: on the H200 (2026-
 matched the eager references bit for bit on every correctness round. An oracle faster than `GRAPH_MIN_MS`, one
 whose host launches take under `LAUNCH_BOUND_SHARE` of its call (the device is the bottleneck: a graph cannot
 shorten it and its capture costs a few calls; llama-sized float64 layers), one that cannot be captured (one that
-synchronises with the host is not even tried: `graphs.HostSync`), one whose replay differs anywhere, and one whose
+synchronises with the host is not even tried: `capture.HostSync`), one whose replay differs anywhere, and one whose
 replay is not under `KEEP_BELOW` of the eager call stay eager.
 """
 
@@ -23,7 +23,7 @@ import torch
 
 from fastkernels.build import oracle_inputs
 from fastkernels.correctness import flatten
-from fastkernels.graphs import HostSync, release_generator_capture, without_host_sync
+from fastkernels.capture import HostSync, release_generator_capture, without_host_sync
 from fastkernels.plan import one_line
 
 Inputs = dict[str, torch.Tensor]

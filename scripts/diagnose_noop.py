@@ -266,7 +266,7 @@ def _is_a(thing: object, cls: type) -> bool:
 def compare_captures(manifest, case, modules: dict, example: dict, count: int, clock, flush, iterations: int) -> None:
     """Every capture of every module replayed against A's first capture, fresh values and a flush before each call."""
     from fastkernels.checks import clone
-    from fastkernels.graphs import capture
+    from fastkernels.capture import capture
 
     static = clone(example)
     with torch.no_grad():

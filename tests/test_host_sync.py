@@ -1,4 +1,4 @@
-"""A call that synchronises with the host is never captured in a CUDA graph, by the worker (graphs.capture) or by the
+"""A call that synchronises with the host is never captured in a CUDA graph, by the worker (capture.capture, for graphs.py) or by the
 judge (oracle_graph.CudaGraphOracle): its capture would fail, and torch 2.11 keeps a failed capture's memory pool
 reserved until the process exits (on the H200, 2026-12-06, moe_experts' judge kept 49 GiB that way and its worker
 73 GiB, which ran the 80 GB H100 out of memory). The last warm-up call runs under torch's sync debug mode "error",
@@ -13,8 +13,8 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from fastkernels import graphs, oracle_graph
-from fastkernels.graphs import HostSync, without_host_sync
+from fastkernels import capture, oracle_graph
+from fastkernels.capture import HostSync, without_host_sync
 from fastkernels.oracle_graph import Oracle
 
 SYNC = "called a synchronizing CUDA operation"  # torch's message in sync debug mode "error"
@@ -42,7 +42,7 @@ def fake_cuda(monkeypatch):
     monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
     monkeypatch.setattr(torch.cuda, "CUDAGraph", new_graph)
     monkeypatch.setattr(torch.cuda, "graph", lambda g: nullcontext())
-    monkeypatch.setattr(graphs, "release_generator_capture", lambda: None)
+    monkeypatch.setattr(capture, "release_generator_capture", lambda: None)
     monkeypatch.setattr(oracle_graph, "release_generator_capture", lambda: None)
     oracle_graph._SIDE.clear()
     return state
@@ -77,7 +77,7 @@ def test_a_call_that_does_not_sync_returns_its_value_and_other_errors_pass_throu
 
 
 def test_the_worker_never_captures_a_module_that_syncs_and_says_why(fake_cuda):
-    note = graphs.capture(module(fake_cuda, syncs=True), {"x": torch.ones(2)}, warmup=3)
+    note = capture.capture(module(fake_cuda, syncs=True), {"x": torch.ones(2)}, warmup=3)
     assert isinstance(note, str) and note.startswith("synchronises with the host, so no capture was tried"), note
     assert fake_cuda["made"] == 0  # no graph, so no memory pool left behind
     assert fake_cuda["modes_seen"] == [0, 0, 2]  # only the last warm-up call is checked
@@ -85,8 +85,8 @@ def test_the_worker_never_captures_a_module_that_syncs_and_says_why(fake_cuda):
 
 
 def test_the_worker_captures_a_module_that_does_not_sync_outside_the_debug_mode(fake_cuda):
-    captured = graphs.capture(module(fake_cuda, syncs=False), {"x": torch.ones(2)}, warmup=3)
-    assert isinstance(captured, graphs.Captured) and fake_cuda["made"] == 1
+    captured = capture.capture(module(fake_cuda, syncs=False), {"x": torch.ones(2)}, warmup=3)
+    assert isinstance(captured, capture.Captured) and fake_cuda["made"] == 1
     assert fake_cuda["modes_seen"] == [0, 0, 2, 0]  # the captured call itself runs in the process's own mode
 
 

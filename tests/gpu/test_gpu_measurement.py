@@ -373,7 +373,7 @@ def test_inputs_refilled_on_the_device_are_rebuilt_from_their_seed_bit_for_bit_i
 def test_a_failed_capture_leaves_the_device_random_generator_usable():
     # 2026-11-30: Liger's MoE (a host sync) failed its capture and every later torch.randn on the device raised
     # "Offset increment outside graph capture encountered unexpectedly", ending the task's remaining cases
-    from fastkernels.graphs import capture
+    from fastkernels.capture import capture
 
     static = {"x": torch.randn(64, device="cuda")}
     # a host sync is now refused before any capture (the next test); querying the stream is no sync, and illegal
@@ -386,7 +386,7 @@ def test_a_failed_capture_leaves_the_device_random_generator_usable():
 def test_a_module_that_syncs_is_never_captured_so_no_memory_pool_stays_reserved():
     # 2026-12-06 (H200): torch 2.11 keeps a failed capture's memory pool reserved until the process exits, and
     # moe_experts' judge (its float64 routing syncs) kept 49 GiB that way, its worker 73 GiB (Liger's MoE syncs)
-    from fastkernels.graphs import HostSync, capture
+    from fastkernels.capture import HostSync, capture
     from fastkernels.oracle_graph import CudaGraphOracle
 
     def routing(x):  # allocates as much as its input, then selects by a mask: nonzero, a host sync
