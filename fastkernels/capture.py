@@ -54,7 +54,7 @@ class HostSync(RuntimeError):
     """A call synchronised with the host, so a capture of it would fail. Not tried, because a capture that fails
     leaves its private memory pool reserved until the process exits, beyond `empty_cache` (torch 2.11, the device
     image's; pytorch/pytorch#190348): on the H200 (2026-12-06) a judge whose float64 MoE oracle failed its capture on
-    every case held 49 GiB from the Mixtral prefill case on, and its worker, where Liger's MoE failed too, 73 GiB."""
+    every case held 48 GiB from the Mixtral prefill case on, and its worker, where Liger's MoE failed too, 71 GiB."""
 
 
 SYNC_ERROR = "synchronizing CUDA operation"  # what torch raises in sync debug mode "error"

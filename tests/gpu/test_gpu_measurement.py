@@ -385,7 +385,7 @@ def test_a_failed_capture_leaves_the_device_random_generator_usable():
 
 def test_a_module_that_syncs_is_never_captured_so_no_memory_pool_stays_reserved():
     # 2026-12-06 (H200): torch 2.11 keeps a failed capture's memory pool reserved until the process exits, and
-    # moe_experts' judge (its float64 routing syncs) kept 49 GiB that way, its worker 73 GiB (Liger's MoE syncs)
+    # moe_experts' judge (its float64 routing syncs) kept 48 GiB that way, its worker 71 GiB (Liger's MoE syncs)
     from fastkernels.capture import HostSync, capture
     from fastkernels.oracle_graph import CudaGraphOracle
 
