@@ -1,9 +1,10 @@
-"""A call that synchronises with the host is never captured in a CUDA graph, by the worker (capture.capture, for graphs.py) or by the
-judge (oracle_graph.CudaGraphOracle): its capture would fail, and torch 2.11 keeps a failed capture's memory pool
-reserved until the process exits (on the H200, 2026-12-06, moe_experts' judge kept 48 GiB that way and its worker
-71 GiB, which ran the 80 GB H100 out of memory). The last warm-up call runs under torch's sync debug mode "error",
-and a sync there ends the attempt before any graph exists. CUDA is faked here: a fake sync debug mode, and a module
-that raises what torch raises when it syncs in mode "error"; tests/gpu runs the real one."""
+"""A call that synchronises with the host is never captured in a CUDA graph, by the worker (capture.capture, for
+graphs.py) or by the judge (oracle_graph.CudaGraphOracle): its capture would fail, and torch 2.11 keeps a failed
+capture's memory pool reserved until the process exits (on the H200, 2026-12-06, moe_experts' judge kept 48 GiB that
+way and its worker 71 GiB; the same growth ran the 80 GB H100 out of memory). The last warm-up call runs under
+torch's sync debug mode "error", and a sync there ends the attempt before any graph exists. CUDA is faked here: a
+fake sync debug mode, and a module that raises what torch raises when it syncs in mode "error"; tests/gpu runs the
+real one."""
 
 from __future__ import annotations
 
