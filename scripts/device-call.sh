@@ -4,7 +4,8 @@
 # and every process's memory and command line are sampled every FK_SAMPLE_S (default 2) seconds into
 # $OUT/mem/samples.txt (what each process held when the H100's moe_experts cases ran out of memory).
 # Usage: FK_CALL_BUDGET=SECONDS bash scripts/device-call.sh "H200_LANES_FILES" "OTHER_LANES_FILES"
-# Afterwards $OUT holds device-chain.sh's outputs, chain.log (its log) and mem/samples.txt. Clocks are only read.
+# Afterwards $OUT holds device-chain.sh's outputs, chain.log (its log), mem/samples.txt and mem/summary.txt
+# (scripts/memory_samples.py on the samples). Clocks are only read.
 set -u
 [ "$#" -eq 2 ] || { echo "usage: FK_CALL_BUDGET=SECONDS bash scripts/device-call.sh \"H200 FILES\" \"OTHER FILES\"" >&2
                     exit 2; }
@@ -25,4 +26,6 @@ case "$card" in *H200*) files=$1 ;; *) files=$2 ;; esac
 OUT=$out FK_HARDWARE=auto bash "${FK_CHAIN:-scripts/device-chain.sh}" $files 2>&1 | tee "$out/chain.log"
 status=${PIPESTATUS[0]}
 kill "$sampler" 2>/dev/null
+# each GPU process's peak, last sample and parent, read here as the samples file may not come back
+python3 "$(dirname "$0")/memory_samples.py" "$out/mem/samples.txt" > "$out/mem/summary.txt" 2>&1
 exit "$status"

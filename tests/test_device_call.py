@@ -48,6 +48,8 @@ def test_memory_is_sampled_while_the_chain_runs(tmp_path):
     samples = (out / "mem/samples.txt").read_text()
     assert sum(line.startswith("t ") for line in samples.splitlines()) >= 2
     assert "4242, 1024 MiB" in samples and "2048 MiB" in samples
+    summary = (out / "mem/summary.txt").read_text()  # memory_samples.py's reading of them
+    assert "the GPU's peak 2.0 GiB" in summary and "pid 4242: peak 1.0 GiB" in summary
 
 
 def test_two_arguments_are_required(tmp_path):
