@@ -22,6 +22,7 @@ import torch
 
 from fastkernels.baseline_choice import choose_baseline
 from fastkernels.build import build, reference_state
+from fastkernels.call_memory import sides_call_mib
 from fastkernels.clock_policy import throttled
 from fastkernels.checks import (
     CaseFailure, BaselineTail, RoundsPassed, TimedRecheck, check_precision, run_rounds, time_rechecked,
@@ -168,6 +169,7 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
         del rounds
         placed = f" ({spacers.describe()})" if spacers.sizes_mb else ""
         phase(f"{label}: candidate checked{candidate_compile}{placed}")
+        memory = _call_memory(sides, sets[0]) if ctx.device == "cuda" else None
         calls = {name: rotating_call(side, sets) for name, side in sides.items()}
         recheck = TimedRecheck(manifest, case, ctx.device, harness.iterations, harness.rechecks, ctx.flush,
                                ctx.judge)
@@ -205,7 +207,7 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
         instances=len(sides["baseline"]),
         baseline_impl=chosen, baseline_alternatives=alternatives, baseline_ms=base.median_ms,
         baseline_spread=base.spread, samples=len(samples["baseline"]), baseline_error=baseline_errors[chosen],
-        timing=ctx.clock.name, sync_lag_ms=sync_lag_ms, compile_s=compile_s, **graph,
+        timing=ctx.clock.name, sync_lag_ms=sync_lag_ms, compile_s=compile_s, call_mib=memory, **graph,
     )
     if ctx.harness.keep_call_times:
         fields["call_times"] = call_times
@@ -278,6 +280,14 @@ def _more_instances(
                 ctx.integrity.watch(f"baseline {impl.name} #{number}", module)
             instances.append(module)
     return sides
+
+
+def _call_memory(sides: dict[str, list[torch.nn.Module]], inputs: Inputs) -> tuple[float, float | None]:
+    """Each side's `call_memory.sides_call_mib`; a call that fails here fails the case as it would while timed."""
+    try:
+        return sides_call_mib(sides, inputs)
+    except Exception as error:  # noqa: BLE001 - the candidate's failure, as during timing
+        raise CaseFailure(Status.RUNTIME_ERROR, f"while its call's memory was measured: {one_line(error)}") from None
 
 
 def _observing(recheck: TimedRecheck, escape: StreamEscape) -> Callable[[str, int, Inputs, Any], None]:

@@ -127,6 +127,9 @@ class ResultRow(BaseModel):
     # compiled kernels, autotuning): the shape's compile time, which issue #3's harness overhead leaves out and
     # reports (fastkernels.checks.run_rounds)
     compile_s: dict[str, float] = {}
+    # GPU only: (baseline, candidate) MiB one call allocates at its peak beyond what was held before it (outputs,
+    # workspaces, temporaries; torch's caching allocator only), candidate None without one (fastkernels.call_memory)
+    call_mib: tuple[float, float | None] | None = None
 
     @model_validator(mode="after")
     def _fields_follow_status(self) -> "ResultRow":

@@ -168,6 +168,9 @@ def test_noop_is_one_in_eager_and_graph_timing(tmp_path):
     assert all(row["graph_captures"] >= 2 for row in rows), [(row["case"], row["graph_captures"]) for row in rows]
     assert all(row["graph_speedup_ci95"][0] <= row["graph_speedup"] <= row["graph_speedup_ci95"][1] for row in rows)
     assert all(row["graph_baseline_impl"] == row["baseline_impl"] for row in rows)  # rms_norm's baselines capture
+    # the same implementation on both sides allocates the same a call (at least its output)
+    assert all(row["call_mib"][0] > 0 and abs(row["call_mib"][0] - row["call_mib"][1]) < 1 for row in rows), [
+        (row["case"], row["call_mib"]) for row in rows]
 
 
 def test_a_noop_with_a_decaying_launch_pad_is_one_in_eager_and_graph_timing(tmp_path):
