@@ -27,9 +27,23 @@ def call_mib(call: Callable[[], Any]) -> float:
     return round(max(peak - before, 0) / 2**20, 3)
 
 
+class CallFailed(Exception):
+    """The call of `side` ("baseline" or "candidate") raised while its memory was measured (the cause chained)."""
+
+    def __init__(self, side: str) -> None:
+        super().__init__(side)
+        self.side = side
+
+
 def sides_call_mib(sides: Mapping[str, Sequence[Callable[..., Any]]], inputs: Inputs) -> tuple[float, float | None]:
-    """(baseline, candidate) `call_mib` of each side's first instance on `inputs`; candidate None without one."""
+    """(baseline, candidate) `call_mib` of each side's first instance on `inputs`; candidate None without one.
+    CallFailed names the side whose call raised."""
+    measured: dict[str, float] = {}
     with torch.no_grad():
-        baseline = call_mib(lambda: sides["baseline"][0](**inputs))
-        candidate = call_mib(lambda: sides["candidate"][0](**inputs)) if "candidate" in sides else None
-    return baseline, candidate
+        for side in ("baseline", "candidate"):
+            if side in sides:
+                try:
+                    measured[side] = call_mib(lambda: sides[side][0](**inputs))
+                except Exception as error:
+                    raise CallFailed(side) from error
+    return measured["baseline"], measured.get("candidate")

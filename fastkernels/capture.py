@@ -24,17 +24,13 @@ class Captured:
 
 
 def capture(module: Callable[..., Any], static: Inputs, warmup: int = 3) -> Captured | str:
-    """The module's forward captured on the `static` input tensors, or why it cannot be captured. The last warm-up
-    call runs under `without_host_sync`: a module that synchronises with the host is never captured."""
+    """The module's forward captured on the `static` input tensors after `warm_up`, or why it cannot be captured (a
+    module that synchronises with the host is never captured)."""
     try:
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(side):
-            for done in range(1, warmup + 1):
-                if done == warmup:
-                    without_host_sync(lambda: module(**static))
-                else:
-                    module(**static)
+            warm_up(module, static, warmup)
         torch.cuda.current_stream().wait_stream(side)
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
@@ -50,11 +46,23 @@ def capture(module: Callable[..., Any], static: Inputs, warmup: int = 3) -> Capt
         return one_line(error)
 
 
+def warm_up(module: Callable[..., Any], static: Inputs, calls: int) -> None:
+    """`calls` calls of the module before a capture, the last under `without_host_sync` (HostSync where it syncs):
+    lazy initialisation (cuBLAS handles, workspaces, first compiles) stays out of the capture, and a module that
+    synchronises with the host never reaches one."""
+    for done in range(1, calls + 1):
+        if done == calls:
+            without_host_sync(lambda: module(**static))
+        else:
+            module(**static)
+
+
 class HostSync(RuntimeError):
     """A call synchronised with the host, so a capture of it would fail. Not tried, because a capture that fails
     leaves its private memory pool reserved until the process exits, beyond `empty_cache` (torch 2.11, the device
     image's; pytorch/pytorch#190348): on the H200 (2026-12-06) a judge whose float64 MoE oracle failed its capture on
-    every case held 48 GiB from the Mixtral prefill case on, and its worker, where Liger's MoE failed too, 71 GiB."""
+    every case held 48 GiB from the Mixtral prefill case on, and its worker, where Liger's MoE failed too, 71 GiB
+    (docs/measurement.md, the forty-fourth session, gives the command)."""
 
 
 SYNC_ERROR = "synchronizing CUDA operation"  # what torch raises in sync debug mode "error"

@@ -22,7 +22,7 @@ import torch
 
 from fastkernels.baseline_choice import choose_baseline
 from fastkernels.build import build, reference_state
-from fastkernels.call_memory import sides_call_mib
+from fastkernels.call_memory import CallFailed, sides_call_mib
 from fastkernels.clock_policy import throttled
 from fastkernels.checks import (
     CaseFailure, BaselineTail, RoundsPassed, TimedRecheck, check_precision, run_rounds, time_rechecked,
@@ -283,11 +283,14 @@ def _more_instances(
 
 
 def _call_memory(sides: dict[str, list[torch.nn.Module]], inputs: Inputs) -> tuple[float, float | None]:
-    """Each side's `call_memory.sides_call_mib`; a call that fails here fails the case as it would while timed."""
+    """Each side's `call_memory.sides_call_mib`; a call that fails here fails the case as it would while timed, as
+    the baseline's failure or the candidate's."""
     try:
         return sides_call_mib(sides, inputs)
-    except Exception as error:  # noqa: BLE001 - the candidate's failure, as during timing
-        raise CaseFailure(Status.RUNTIME_ERROR, f"while its call's memory was measured: {one_line(error)}") from None
+    except CallFailed as failed:
+        status = Status.BASELINE_ERROR if failed.side == "baseline" else Status.RUNTIME_ERROR
+        cause = one_line(failed.__cause__) if failed.__cause__ is not None else "it raised"
+        raise CaseFailure(status, f"the {failed.side}'s call, while its memory was measured: {cause}") from None
 
 
 def _observing(recheck: TimedRecheck, escape: StreamEscape) -> Callable[[str, int, Inputs, Any], None]:

@@ -23,7 +23,7 @@ import torch
 
 from fastkernels.build import oracle_inputs
 from fastkernels.correctness import flatten
-from fastkernels.capture import HostSync, release_generator_capture, without_host_sync
+from fastkernels.capture import HostSync, release_generator_capture, warm_up
 from fastkernels.plan import one_line
 
 Inputs = dict[str, torch.Tensor]
@@ -60,11 +60,7 @@ class CudaGraphOracle:
             side = _side_stream()
             side.wait_stream(torch.cuda.current_stream())
             with torch.cuda.stream(side):
-                for done in range(1, warmup + 1):  # the last warm-up call checked: no capture of a host sync
-                    if done == warmup:
-                        without_host_sync(lambda: module(**static))
-                    else:
-                        module(**static)
+                warm_up(module, static, warmup)
             torch.cuda.current_stream().wait_stream(side)
             torch.cuda.synchronize()
             torch.cuda.empty_cache()  # the warmup's blocks, so they and the graph's pool are not held at once

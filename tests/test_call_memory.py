@@ -55,3 +55,30 @@ def test_the_row_holds_baseline_then_candidate_none_without_a_candidate_and_a_cp
     assert ResultRow(**row).call_mib is None
     with pytest.raises(ValueError):
         ResultRow(**row, call_mib=(None, 64.0))  # the baseline's figure is always there
+
+
+def test_a_side_whose_call_raises_is_named_with_the_cause_chained(allocator):
+    def broken(**_):
+        raise RuntimeError("illegal memory access")
+    sides = {"baseline": [allocating(allocator, 0, 64)], "candidate": [broken]}
+    with pytest.raises(call_memory.CallFailed) as failed:
+        call_memory.sides_call_mib(sides, {})
+    assert failed.value.side == "candidate" and "illegal memory access" in str(failed.value.__cause__)
+    with pytest.raises(call_memory.CallFailed) as failed:
+        call_memory.sides_call_mib({"baseline": [broken], "candidate": [allocating(allocator, 0, 64)]}, {})
+    assert failed.value.side == "baseline"
+
+
+def test_the_case_fails_as_the_side_that_raised(allocator):
+    from fastkernels.checks import CaseFailure
+    from fastkernels.evaluate import _call_memory
+
+    def broken(**_):
+        raise RuntimeError("illegal memory access")
+    for side, status in (("baseline", Status.BASELINE_ERROR), ("candidate", Status.RUNTIME_ERROR)):
+        sides = {"baseline": [allocating(allocator, 0, 64)], "candidate": [allocating(allocator, 0, 64)]}
+        sides[side] = [broken]
+        with pytest.raises(CaseFailure) as failure:
+            _call_memory(sides, {})
+        assert failure.value.status is status
+        assert failure.value.reason.startswith(f"the {side}'s call, while its memory was measured: RuntimeError")

@@ -106,3 +106,10 @@ def test_the_judge_still_captures_an_oracle_that_does_not_sync(fake_cuda):
     graph = oracle_graph.CudaGraphOracle(forward, {"x": torch.ones(2)})
     assert fake_cuda["made"] == 1 and fake_cuda["modes_seen"] == [2, 0]  # the one warm-up checked, then captured
     graph.release()
+
+
+def test_the_worker_and_the_judge_share_one_warm_up_whose_last_call_alone_is_checked(fake_cuda):
+    capture.warm_up(module(fake_cuda, syncs=False), {"x": torch.ones(2)}, 4)
+    assert fake_cuda["modes_seen"] == [0, 0, 0, 2] and fake_cuda["mode"] == 0
+    with pytest.raises(HostSync):
+        capture.warm_up(module(fake_cuda, syncs=True), {"x": torch.ones(2)}, 1)
