@@ -153,6 +153,8 @@ def main() -> int:
                         help="with --harness: also count runs made at REV's harness, for the tasks whose rows "
                              "scripts/harness_diff.py says still stand for the working tree")
     parser.add_argument("--tier", default="gpu")
+    parser.add_argument("--level", type=int, choices=(1, 2, 3),
+                        help="only this level's tasks (a pass's L1 part first: the L1 table is made from its rows)")
     parser.add_argument("--calls", type=int, default=1, help="how many device calls to split what is left into")
     parser.add_argument("--lanes-dir", type=Path,
                         help="also write the groups as scripts/device-lanes.sh files, DIR/call-K.txt, one noop run a "
@@ -198,7 +200,8 @@ def main() -> int:
     except ValueError as error:
         parser.error(str(error))
     registry = Registry()
-    left = [name for name in registry.names
+    names = [name for name in registry.names if args.level in (None, registry.get(name).level)]
+    left = [name for name in names
             if any(case.tier == args.tier and (name, case.name) not in done for case in registry.get(name).cases)]
     seconds = worker_seconds(args.times_from)
     if args.warm_lanes:  # the timed calls after warm lanes skip first compiles, but not for the tasks left out of them
@@ -207,8 +210,9 @@ def main() -> int:
                          for task, time in seconds.items()}
     else:
         timed_seconds = seconds
-    total = sum(len([c for c in registry.get(n).cases if c.tier == args.tier]) for n in registry.names)
-    print(f"{len(registry.names) - len(left)} of {len(registry.names)} tasks done ({len(done)} of {total} "
+    total = sum(len([c for c in registry.get(n).cases if c.tier == args.tier]) for n in names)
+    done = {(task, case) for task, case in done if task in names}
+    print(f"{len(names) - len(left)} of {len(names)} tasks done ({len(done)} of {total} "
           f"{args.tier} cases have rows at {args.commit or args.harness}); {len(left)} left", file=sys.stderr)
     groups = split(left, args.calls, timed_seconds, args.first_call_share) if left else []
     for group in groups:

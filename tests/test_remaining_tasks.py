@@ -194,3 +194,13 @@ def test_standing_from_widens_harness_only():
     done = subprocess.run([sys.executable, "scripts/remaining_tasks.py", "--commit", "abc", "--standing-from", "HEAD"],
                           cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 2 and "--standing-from widens --harness" in done.stderr
+
+
+def test_a_level_narrows_what_is_left_to_that_levels_tasks(tmp_path):
+    run = _run(tmp_path / "a", "abc1234def", [("silu_and_mul", c) for c in _gpu_cases("silu_and_mul")])
+    done = subprocess.run([sys.executable, "scripts/remaining_tasks.py", "--commit", "abc1234", "--level", "1",
+                           str(run)], cwd=ROOT, capture_output=True, text=True, check=True)
+    level_1 = [name for name in Registry().names if Registry().get(name).level == 1]
+    left = done.stdout.split("[", 1)[1].split("]", 1)[0].split(",")
+    assert sorted(left) == sorted(set(level_1) - {"silu_and_mul"})
+    assert f"1 of {len(level_1)} tasks done" in done.stderr
