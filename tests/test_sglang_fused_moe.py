@@ -75,6 +75,20 @@ def fake_sglang(monkeypatch):
     kernels = types.ModuleType("sglang.kernels.ops.moe.fused_moe_triton_kernels")
     kernels.moe_sum_reduce_triton = moe_sum_reduce_triton
     monkeypatch.setitem(sys.modules, kernels.__name__, kernels)
+    published: list[tuple[str, str]] = []
+    context = types.ModuleType("sglang.srt.runtime_context")
+
+    def get_exec():
+        if not published:
+            raise ValueError("config namespace 'exec' not published")
+
+    context.get_exec = get_exec
+    context.publish = lambda server_args, role: published.append((server_args.model_path, role))
+    server_args = types.ModuleType("sglang.srt.server_args")
+    server_args.ServerArgs = lambda model_path: types.SimpleNamespace(model_path=model_path)
+    monkeypatch.setitem(sys.modules, context.__name__, context)
+    monkeypatch.setitem(sys.modules, server_args.__name__, server_args)
+    outplace_fused_experts.published = published
     monkeypatch.delitem(sys.modules, FUSED_MOE, raising=False)
     monkeypatch.delitem(sys.modules, "sgl_kernel", raising=False)
     finder = FakeFusedMoE()
@@ -109,3 +123,9 @@ def test_a_real_sgl_kernel_is_used_as_it_is(fake_sglang, monkeypatch):
     monkeypatch.setitem(sys.modules, "sgl_kernel", real)
     adapter_module()
     assert sys.modules[FUSED_MOE].moe_sum_reduce is real.moe_sum_reduce and sys.modules["sgl_kernel"] is real
+
+
+def test_sglang_s_default_settings_are_published_once_where_no_server_published_them(fake_sglang):
+    adapter_module()
+    adapter_module()
+    assert outplace_fused_experts.published == [("dummy", "scheduler")]

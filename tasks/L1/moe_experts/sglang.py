@@ -15,6 +15,11 @@ installed. While the module is imported, `sgl_kernel.moe_sum_reduce` is bound to
 (moe_sum_reduce_triton, the same contract: out = scale * sum over slots, what SGLang runs on CUDA for up to 32 tokens
 and on ROCm), and the stand-in module is removed again afterwards.
 
+SGLang reads its settings (tuned-config lookup, deterministic mode, fused all-reduce) from a runtime context its
+server publishes at start-up; where none is published, the adapter publishes the defaults of ServerArgs, as a server
+started with no MoE options would have them, for SGLang's "dummy" model path (its own short cut past loading a model
+config, which would need the network).
+
 SGLang's JIT kernels build with nvcc through apache-tvm-ffi on first use (cached under ~/.cache/sglang/jit); a
 small call at import on a GPU machine puts those builds in the worker's start-up, never in a timed call."""
 
@@ -54,7 +59,18 @@ def import_fused_moe() -> types.ModuleType:
             del sys.modules["sgl_kernel"]
 
 
+def publish_default_settings() -> None:
+    """SGLang's default server settings, unless a runtime context is already published in this process."""
+    from sglang.srt.runtime_context import get_exec, publish
+    from sglang.srt.server_args import ServerArgs
+    try:
+        get_exec()
+    except ValueError:  # "config namespace 'exec' not published"
+        publish(ServerArgs(model_path="dummy"), role="scheduler")  # no model config is read
+
+
 _fused_moe = import_fused_moe()
+publish_default_settings()
 
 
 class FusedMoEExperts(_eager.FusedMoEExperts):
