@@ -408,10 +408,11 @@ def test_a_module_that_syncs_is_never_captured_so_no_memory_pool_stays_reserved(
             CudaGraphOracle(routing, static)
     torch.cuda.synchronize()
     torch.cuda.empty_cache()
-    held = torch.cuda.memory_reserved()  # tensors the HostSync tracebacks' frames still hold, until collected
+    held = torch.cuda.memory_reserved()  # before the collector runs: tensors in reference cycles still count
     gc.collect()
     torch.cuda.empty_cache()
-    print(f"reserved: {before} before, {held} before collection, {torch.cuda.memory_reserved()} after")
+    print(f"reserved: {before} before, {held} before collection, {torch.cuda.memory_reserved()} after, "
+          f"{torch.cuda.memory_allocated()} of it allocated")  # allocated: live tensors; reserved alone: the allocator
     assert torch.cuda.memory_reserved() <= before, (before, held, torch.cuda.memory_reserved())
 
 
