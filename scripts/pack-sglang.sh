@@ -17,7 +17,8 @@ dest=${1:-.whl}
 mkdir -p "$dest"
 version=0.5.23
 imports=(orjson psutil pybase64 pillow starlette msgspec pyzmq ipython traitlets pygments aiohttp multidict yarl
-  propcache aiohappyeyeballs aiosignal frozenlist einops apache-tvm-ffi==0.1.11)
+  propcache aiohappyeyeballs aiosignal frozenlist einops apache-tvm-ffi==0.1.11
+  dill)  # dill: the fused-MoE kernels' import chain (sglang.srt.configs) needs it (moe_experts/sglang.py)
 download() {
   python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
     --platform manylinux_2_34_x86_64 --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
