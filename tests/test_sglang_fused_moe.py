@@ -145,6 +145,15 @@ def test_without_sgl_kernel_the_stand_in_is_gone_after_the_import(fake_sglang):
     assert "sgl_kernel" not in sys.modules and f"{UTILS}.moe_align_block_size" in sys.modules
 
 
+def test_an_installed_sgl_kernel_is_used_as_it_is(fake_sglang, monkeypatch):
+    real = types.ModuleType("sgl_kernel")
+    real.__spec__ = importlib.machinery.ModuleSpec("sgl_kernel", None)
+    real.moe_sum_reduce = lambda input, output, routed_scaling_factor: None
+    monkeypatch.setitem(sys.modules, "sgl_kernel", real)
+    adapter()
+    assert sys.modules["sgl_kernel"] is real
+
+
 def test_tuned_configs_are_found_as_sglang_finds_them(fake_sglang, monkeypatch):
     module = adapter()
     monkeypatch.setattr(module.triton, "__version__", "3.6.0")

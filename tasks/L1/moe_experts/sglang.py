@@ -28,6 +28,7 @@ w2 layouts; the int64 ids are narrowed to int32, as SGLang's router hands them o
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
 import sys
 import types
@@ -52,11 +53,8 @@ _eager = import_file(Path(__file__).with_name("experts.py"), namespace="tasks.mo
 
 def with_moe_sum_reduce(load: Callable[[], T]) -> T:
     """load() with the real sgl_kernel where installed, else beside a stand-in binding only moe_sum_reduce."""
-    try:
-        import sgl_kernel  # noqa: F401 - the real AOT kernels, where installed
+    if importlib.util.find_spec("sgl_kernel") is not None:  # the real AOT kernels, where installed
         return load()
-    except ImportError:
-        pass
     stand_in = types.ModuleType("sgl_kernel")
     stand_in.moe_sum_reduce = moe_sum_reduce_triton
     sys.modules["sgl_kernel"] = stand_in
