@@ -203,4 +203,5 @@ def test_sglang_s_real_kernels_called_so_match_the_oracle_under_the_triton_inter
     x, weights = torch.randn(tokens, hidden).half(), torch.rand(tokens, top_k)
     ids = torch.randint(0, experts, (tokens, top_k))
     error = (sglang_experts(x, weights, ids).double() - oracle(x.double(), weights.double(), ids)).abs().max()
-    assert error < 1e-2  # float16 rounding of gate_up, the activation and each slot: 1.3e-3-3.9e-3 seen
+    print(f"{experts} experts, {tokens} tokens, top {top_k}: max |sglang - oracle| {error:.2e}")
+    assert error < 1e-2  # float16 rounding of gate_up, the activation and each slot: 1.35e-3, 6.16e-3 seen
