@@ -18,7 +18,12 @@ from fastkernels.manifest import Implementation, Manifest
 
 
 class ImplementationUnavailable(RuntimeError):
-    """An implementation that cannot run here (a library not installed, a device it does not support)."""
+    """An implementation that cannot run here (a library not installed, a device it does not support, an import that
+    raises)."""
+
+
+class ImportRaised(ImplementationUnavailable):
+    """Installed, yet importing it raised: the benchmark's tests treat it as a defect, a run as unavailable."""
 
 
 class InterfaceMismatch(TypeError):
@@ -58,19 +63,31 @@ def missing_requirements(implementation: Implementation, device: str) -> str | N
 
 
 def load_implementation(task_dir: Path, implementation: Implementation, device: str) -> type:
-    """The class an implementation names; ImplementationUnavailable when it cannot run here."""
+    """The class an implementation names; ImplementationUnavailable when it cannot run here: not installed, another
+    device, or an import that raises. So one broken production library leaves the task's other baselines to serve,
+    and every row names it (`baseline_alternatives`, `review`); the eager module raising is still the task's
+    BASELINE_ERROR (plan_task loads it outside any catch)."""
     why = missing_requirements(implementation, device)
     if why is not None:
         raise ImplementationUnavailable(f"{implementation.name}: {why}")
     location, _, class_name = implementation.source.partition(":")
-    if location.endswith(".py"):
-        module = import_file(task_dir / location, namespace=f"tasks.{task_dir.name}")
-    else:
-        module = importlib.import_module(location)
+    try:
+        if location.endswith(".py"):
+            module = import_file(task_dir / location, namespace=f"tasks.{task_dir.name}")
+        else:
+            module = importlib.import_module(location)
+    except Exception as error:  # noqa: BLE001 - installed, yet its import chain raises (2026-12-07: SGLang's on CUDA)
+        raise ImportRaised(f"{implementation.name}: raised at import: {_first_line(error)}") from error
     try:
         return getattr(module, class_name)
     except AttributeError:
         raise ImplementationUnavailable(f"{implementation.name}: {location} defines no {class_name}") from None
+
+
+def _first_line(error: BaseException) -> str:
+    """`Type: first line of the message`, at most 300 characters: a row's reason stays one line."""
+    message = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {message[0] if message else ''}"[:300]
 
 
 def load_candidate(path: Path, manifest: Manifest) -> type:

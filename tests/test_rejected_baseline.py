@@ -1,8 +1,8 @@
-"""A production implementation that fails its correctness check, or whose library is not installed, is not a baseline:
-the next one serves, the row names the missing one under `baseline_alternatives`, and its `review` says the baseline
-is weaker than production's (on the H200, FLA's kernels were rejected on three tasks and fp32 fallbacks 20-60x slower
-served). An adapter whose library kernel does not serve a case says so (`fallback_reason`) and is left out of that
-case's choice, so no row credits the library with the fallback path's time."""
+"""A production implementation that fails its correctness check, whose library is not installed or whose import
+raises, is not a baseline: the next one serves, the row names the missing one under `baseline_alternatives`, and its
+`review` says the baseline is weaker than production's (on the H200, FLA's kernels were rejected on three tasks and fp32
+fallbacks 20-60x slower served). An adapter whose library kernel does not serve a case says so (`fallback_reason`) and
+is left out of that case's choice, so no row credits the library with the fallback path's time."""
 
 from __future__ import annotations
 
@@ -59,6 +59,7 @@ def _score_with_first_production(tmp_path: Path, entry: str) -> list:
     shutil.copytree(TASKS / "L1" / "silu_and_mul", task_dir)
     (task_dir / "broken.py").write_text(BROKEN)
     (task_dir / "partial.py").write_text(PARTIAL)
+    (task_dir / "raising.py").write_text("raise RuntimeError('an AOT op is not registered\\nsecond line')\n")
     manifest_path = task_dir / "task.yaml"
     manifest_path.write_text(manifest_path.read_text().replace("  production:\n", f"  production:\n    - {entry}\n", 1))
     job, _ = cpu_job(None, tmp_path, "silu_and_mul")
@@ -85,6 +86,20 @@ def test_a_production_implementation_whose_library_is_missing_is_flagged_for_rev
         assert row.baseline_alternatives["fast_lib"] == "unavailable: no_such_kernel_library is not installed"
         assert row.review == ("production implementation(s) fast_lib (no_such_kernel_library is not installed)"
                               " cannot run here, so torch_native is the baseline")
+
+
+def test_a_production_implementation_that_raises_at_import_is_named_and_the_next_serves(tmp_path):
+    # 2026-12-07 (H100): SGLang's fused MoE imported AOT kernels that were not installed, and the task's every case was
+    # BASELINE_ERROR, though two other production implementations could serve
+    rows = _score_with_first_production(tmp_path, '{name: raising_lib, source: "raising.py:SiluAndMul", provenance:'
+                                                  ' "a library whose import chain raises"}')
+    assert rows and all(row.status is Status.PASSED for row in rows), [row.reason for row in rows]
+    for row in rows:
+        assert row.baseline_impl == "torch_native"
+        assert row.baseline_alternatives["raising_lib"] == (
+            "unavailable: raised at import: RuntimeError: an AOT op is not registered")
+        assert row.review == ("production implementation(s) raising_lib (raised at import: RuntimeError: an AOT op is"
+                              " not registered) cannot run here, so torch_native is the baseline")
 
 
 def test_rows_of_a_healthy_task_carry_no_review_note(tmp_path):

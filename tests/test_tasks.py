@@ -23,6 +23,7 @@ from fastkernels.config import CONF_DIR, TASKS_DIR, Tolerance
 from fastkernels.correctness import flatten, judge, unchanged
 from fastkernels.implementations import (
     ImplementationUnavailable,
+    ImportRaised,
     check_interface,
     import_file,
     load_implementation,
@@ -219,6 +220,8 @@ def test_every_cpu_implementation_matches_the_float64_oracle(task, case_name):
     for impl in manifest.implementations.production:
         try:
             implementations[impl.name] = (load_implementation(directory, impl, "cpu"), production_components)
+        except ImportRaised:  # a run would go on without it; here an adapter that does not import is a defect
+            raise
         except ImplementationUnavailable:
             continue
     state = reference_state(manifest, case, eager, eager_components, "cpu", SEED)
