@@ -603,10 +603,15 @@ def check_swinv2_window_attention(windows: int, heads: int, window_size: int, he
         q = q.transpose(-1, -2).contiguous().transpose(-1, -2)
         k = torch.cat([k, k]).narrow(0, windows, windows)
     before = [t.clone() for t in (q, k, v, bias)]
+    with torch.no_grad():  # float32: the eager module's own float32 error, on the same inputs, sets the floor
+        in_float32 = eager(q.float(), k.float(), v.float(), bias.float()) if dtype == torch.float32 else None
     oracle = eager.double()(q.double(), k.double(), v.double(), bias.double())
     got = candidate(q, k, v, bias)
     assert all(torch.equal(t, b) for t, b in zip((q, k, v, bias), before))
-    assert_matches(got, oracle, dtype)
+    # logits up to 100 (the clamped scale) + 16 (the bias) cost float32 softmax ~1e-5 (2026-12-07: the eager module
+    # 9.1e-6, the kernel 1.4e-5 on 10x10 windows, 17-wide heads): at most twice the eager module's error passes too
+    floor = None if in_float32 is None else 2 * (in_float32.double() - oracle).abs().max().item()
+    assert_matches(got, oracle, dtype, atol=None if floor is None else max(TOLERANCE[dtype][0], floor))
 
 
 def test_swinv2_window_attention_candidate_passes_its_task_on_the_cpu_cases():
