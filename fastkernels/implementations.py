@@ -12,6 +12,7 @@ import importlib
 import importlib.util
 import inspect
 import sys
+import traceback
 from pathlib import Path
 
 from fastkernels.manifest import Implementation, Manifest
@@ -77,6 +78,9 @@ def load_implementation(task_dir: Path, implementation: Implementation, device: 
         else:
             module = importlib.import_module(location)
     except Exception as error:  # noqa: BLE001 - installed, yet its import chain raises (2026-12-07: SGLang's on CUDA)
+        # the row keeps one line; the log (a worker's stderr) keeps where it raised
+        print(f"{implementation.name} ({implementation.source}) raised at import:\n"
+              + "".join(traceback.format_exception(error, limit=-12)), file=sys.stderr, flush=True)
         raise ImportRaised(f"{implementation.name}: raised at import: {_first_line(error)}") from error
     try:
         return getattr(module, class_name)

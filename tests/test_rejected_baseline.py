@@ -100,6 +100,8 @@ def test_a_production_implementation_that_raises_at_import_is_named_and_the_next
             "unavailable: raised at import: RuntimeError: an AOT op is not registered")
         assert row.review == ("production implementation(s) raising_lib (raised at import: RuntimeError: an AOT op is"
                               " not registered) cannot run here, so torch_native is the baseline")
+    log = (tmp_path / "silu_and_mul.log").read_text()  # the worker's log keeps where it raised
+    assert "raising_lib (raising.py:SiluAndMul) raised at import" in log and 'raising.py", line 1' in log
 
 
 def test_rows_of_a_healthy_task_carry_no_review_note(tmp_path):

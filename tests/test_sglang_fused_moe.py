@@ -69,12 +69,17 @@ def moe_sum_reduce_triton(input, output, routed_scaling_factor):
     output.copy_((input.float().sum(1) * routed_scaling_factor).to(output.dtype))
 
 
+def aot_moe_align(*args):
+    raise ModuleNotFoundError("No module named 'sgl_kernel'")  # what SGLang's AOT wrapper raised on the H100
+
+
 class TritonUtils(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """SGLang's triton_utils package: its moe_align_block_size and fused_moe_triton_config modules; loading the
     package needs sgl_kernel.moe_sum_reduce, as SGLang's does on CUDA through its fused_moe module."""
 
-    def __init__(self, configs_root):
+    def __init__(self, configs_root, on_cuda=False):
         self.configs_root = configs_root
+        self.on_cuda = on_cuda
 
     def find_spec(self, name, path=None, target=None):
         if name in (UTILS, f"{UTILS}.moe_align_block_size", f"{UTILS}.fused_moe_triton_config"):
@@ -90,6 +95,8 @@ class TritonUtils(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             module.__path__ = []
         elif module.__name__.endswith("moe_align_block_size"):
             module.moe_align_block_size = moe_align_block_size
+            if self.on_cuda:  # SGLang binds its AOT alignment kernel's wrapper on CUDA only
+                module.sgl_moe_align_block_size = aot_moe_align
         else:
             module.__file__ = str(self.configs_root / "fused_moe_triton_config.py")
             module.get_config_file_name = lambda E, N, dtype, down_moe=False: (
@@ -97,7 +104,7 @@ class TritonUtils(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 
 @pytest.fixture
-def fake_sglang(monkeypatch, tmp_path):
+def fake_sglang(request, monkeypatch, tmp_path):
     calls.clear()
     for name in ("sglang", "sglang.kernels", "sglang.kernels.ops", "sglang.kernels.ops.moe",
                  "sglang.kernels.ops.activation", "sglang.srt", "sglang.srt.layers", "sglang.srt.layers.moe",
@@ -114,7 +121,11 @@ def fake_sglang(monkeypatch, tmp_path):
         monkeypatch.setitem(sys.modules, module.__name__, module)
     for name in (UTILS, f"{UTILS}.moe_align_block_size", f"{UTILS}.fused_moe_triton_config", "sgl_kernel"):
         monkeypatch.delitem(sys.modules, name, raising=False)
-    monkeypatch.setattr(sys, "meta_path", [TritonUtils(tmp_path), *sys.meta_path])
+    on_cuda = getattr(request, "param", False)
+    monkeypatch.setattr(sys, "meta_path", [TritonUtils(tmp_path, on_cuda), *sys.meta_path])
+    jit_align = types.ModuleType("sglang.kernels.ops.moe.moe_align")
+    jit_align.moe_align_block_size = lambda *args: calls.append(("jit_align", args))
+    monkeypatch.setitem(sys.modules, jit_align.__name__, jit_align)
     (tmp_path / "configs").mkdir()
     return tmp_path / "configs"
 
@@ -152,6 +163,27 @@ def test_an_installed_sgl_kernel_is_used_as_it_is(fake_sglang, monkeypatch):
     monkeypatch.setitem(sys.modules, "sgl_kernel", real)
     adapter()
     assert sys.modules["sgl_kernel"] is real
+
+
+@pytest.mark.parametrize("fake_sglang", [True], indirect=True)
+def test_on_cuda_without_sgl_kernel_sglang_s_aot_alignment_call_goes_to_its_jit_kernel(fake_sglang):
+    module = adapter()
+    aligner = sys.modules[f"{UTILS}.moe_align_block_size"].sgl_moe_align_block_size
+    assert aligner is module.jit_moe_align
+    aligner("ids", 9, 16, "sorted", "experts", "padded", "cumsum", True, False)
+    assert calls == [("jit_align", ("ids", 9, 16, "sorted", "experts", "padded", "cumsum", True))]
+    with pytest.raises(ValueError, match="ignore_invalid_expert"):
+        aligner("ids", 9, 16, "sorted", "experts", "padded", "cumsum", True, True)
+
+
+@pytest.mark.parametrize("fake_sglang", [True], indirect=True)
+def test_on_cuda_an_installed_sgl_kernel_keeps_its_aot_alignment(fake_sglang, monkeypatch):
+    real = types.ModuleType("sgl_kernel")
+    real.__spec__ = importlib.machinery.ModuleSpec("sgl_kernel", None)
+    real.moe_sum_reduce = lambda input, output, routed_scaling_factor: None
+    monkeypatch.setitem(sys.modules, "sgl_kernel", real)
+    adapter()
+    assert sys.modules[f"{UTILS}.moe_align_block_size"].sgl_moe_align_block_size is aot_moe_align
 
 
 def test_tuned_configs_are_found_as_sglang_finds_them(fake_sglang, monkeypatch):

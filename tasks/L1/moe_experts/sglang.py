@@ -2,7 +2,9 @@
 for unquantized experts without expert parallelism (sglang.srt.layers.moe.moe_runner.triton_utils.fused_moe
 ._fused_moe_kernel_sequence; SGLang's file says it was adapted from vLLM's fused_experts):
 
-1. the JIT-built CUDA moe_align_block_size sorts the (token, slot) pairs by expert into BLOCK_SIZE_M blocks;
+1. moe_align_block_size sorts the (token, slot) pairs by expert into BLOCK_SIZE_M blocks: SGLang's own function, which
+   on CUDA calls sgl_kernel's AOT kernel; that wheel is too large to carry, so SGLang's JIT-built CUDA alignment
+   kernel (the same contract) takes that call where it is not installed;
 2. fused_moe_kernel (Triton, invoke_fused_moe_kernel) runs the gathered gate_up GEMM, rounded to x's dtype;
 3. SGLang's JIT CUDA silu_and_mul rounds silu(gate) * up once;
 4. fused_moe_kernel runs the down GEMM with the routing weight on its fp32 accumulator, one row a slot;
@@ -47,6 +49,7 @@ from sglang.kernels.ops.moe.fused_moe_triton_kernels import invoke_fused_moe_ker
 from fastkernels.implementations import import_file
 
 TRITON_UTILS = "sglang.srt.layers.moe.moe_runner.triton_utils"
+JIT_ALIGN = "sglang.kernels.ops.moe.moe_align"
 T = TypeVar("T")
 
 _eager = import_file(Path(__file__).with_name("experts.py"), namespace="tasks.moe_experts")
@@ -67,6 +70,26 @@ def with_moe_sum_reduce(load: Callable[[], T]) -> T:
 
 
 _align = with_moe_sum_reduce(lambda: importlib.import_module(f"{TRITON_UTILS}.moe_align_block_size"))
+
+
+def jit_moe_align(topk_ids: torch.Tensor, num_experts: int, block_size: int, sorted_ids: torch.Tensor,
+                  expert_ids: torch.Tensor, num_tokens_post_pad: torch.Tensor, cumsum_buffer: torch.Tensor,
+                  pad_sorted_token_ids: bool, ignore_invalid_expert: bool = False) -> None:
+    """SGLang's JIT CUDA alignment kernel, called as its moe_align_block_size calls sgl_kernel's AOT one: the first
+    eight arguments are the same contract (SGLang calls this kernel itself where it pads expert ids or counts the
+    inactive prefix)."""
+    if ignore_invalid_expert:
+        raise ValueError("SGLang's JIT alignment kernel has no ignore_invalid_expert")
+    sys.modules[JIT_ALIGN].moe_align_block_size(topk_ids, num_experts, block_size, sorted_ids, expert_ids,
+                                                num_tokens_post_pad, cumsum_buffer, pad_sorted_token_ids)
+
+
+# On CUDA, SGLang's moe_align_block_size runs sgl_kernel's AOT alignment (H100, 2026-12-07: "No module named
+# 'sgl_kernel'" at the first call); where that wheel is not installed its JIT kernel takes the call
+if getattr(_align, "sgl_moe_align_block_size", None) is not None and importlib.util.find_spec("sgl_kernel") is None:
+    importlib.import_module(JIT_ALIGN)
+    _align.sgl_moe_align_block_size = jit_moe_align
+
 _configs = importlib.import_module(f"{TRITON_UTILS}.fused_moe_triton_config")
 
 
