@@ -27,7 +27,7 @@ def capture(module: Callable[..., Any], static: Inputs, warmup: int = 3) -> Capt
     """The module's forward captured on the `static` input tensors after `warm_up`, or why it cannot be captured (a
     module that synchronises with the host is never captured)."""
     try:
-        side = torch.cuda.Stream()
+        side = warmup_stream()
         side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(side):
             warm_up(module, static, warmup)
@@ -44,6 +44,21 @@ def capture(module: Callable[..., Any], static: Inputs, warmup: int = 3) -> Capt
         torch.cuda.synchronize()
         release_generator_capture()
         return one_line(error)
+
+
+_WARMUP_STREAMS: dict[int, torch.cuda.Stream] = {}
+
+
+def warmup_stream() -> torch.cuda.Stream:
+    """One stream a device, for the process's life, on which every capture's warm-up calls run: the caching allocator
+    keeps a stream's freed blocks for that stream only, and cuBLAS a workspace per stream it ran on (32 MiB each on
+    the H200), so a new stream a capture held one more of each. After a capture that failed mid-way, `empty_cache`
+    no longer gave such blocks back (H100, 2026-12-07: eight refused calls left 3.3 GiB reserved after a failed
+    capture in the same process, none without one; docs/measurement.md)."""
+    device = torch.cuda.current_device()
+    if device not in _WARMUP_STREAMS:
+        _WARMUP_STREAMS[device] = torch.cuda.Stream()
+    return _WARMUP_STREAMS[device]
 
 
 def warm_up(module: Callable[..., Any], static: Inputs, calls: int) -> None:

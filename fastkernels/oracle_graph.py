@@ -23,7 +23,7 @@ import torch
 
 from fastkernels.build import oracle_inputs
 from fastkernels.correctness import flatten
-from fastkernels.capture import HostSync, release_generator_capture, warm_up
+from fastkernels.capture import HostSync, release_generator_capture, warm_up, warmup_stream
 from fastkernels.plan import one_line
 
 Inputs = dict[str, torch.Tensor]
@@ -57,7 +57,7 @@ class CudaGraphOracle:
 
     def __init__(self, module: Callable[..., Any], static: Inputs, warmup: int = WARMUP) -> None:
         try:
-            side = _side_stream()
+            side = warmup_stream()  # one for the judge's life
             side.wait_stream(torch.cuda.current_stream())
             with torch.cuda.stream(side):
                 warm_up(module, static, warmup)
@@ -85,17 +85,6 @@ class CudaGraphOracle:
         if self.graph is not None:
             self.graph.reset()
             self.graph = None
-
-
-_SIDE: list[torch.cuda.Stream] = []
-
-
-def _side_stream() -> torch.cuda.Stream:
-    """One warmup stream for the judge's life: cuBLAS keeps a workspace per stream it ran on (32 MiB each on the
-    H200), so a new stream a case would hold one more workspace a case."""
-    if not _SIDE:
-        _SIDE.append(torch.cuda.Stream())
-    return _SIDE[0]
 
 
 def bitwise_equal(a: Any, b: Any) -> bool:

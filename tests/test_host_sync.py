@@ -23,8 +23,9 @@ SYNC = "called a synchronizing CUDA operation"  # torch's message in sync debug 
 
 @pytest.fixture
 def fake_cuda(monkeypatch):
-    """Streams, graphs and the sync debug mode on the host; `made` counts the graphs constructed."""
-    state = {"mode": 0, "made": 0, "modes_seen": []}
+    """Streams, graphs and the sync debug mode on the host; `made` counts the graphs constructed, `streams` the
+    streams."""
+    state = {"mode": 0, "made": 0, "modes_seen": [], "streams": 0}
 
     def set_mode(mode):
         state["mode"] = {"default": 0, "warn": 1, "error": 2}.get(mode, mode)
@@ -34,9 +35,14 @@ def fake_cuda(monkeypatch):
         return SimpleNamespace(reset=lambda: None, replay=lambda: None)
 
     stream = SimpleNamespace(wait_stream=lambda other: None)
+
+    def new_stream():
+        state["streams"] += 1
+        return stream
     monkeypatch.setattr(torch.cuda, "get_sync_debug_mode", lambda: state["mode"])
     monkeypatch.setattr(torch.cuda, "set_sync_debug_mode", set_mode)
-    monkeypatch.setattr(torch.cuda, "Stream", lambda: stream)
+    monkeypatch.setattr(torch.cuda, "Stream", new_stream)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
     monkeypatch.setattr(torch.cuda, "stream", lambda s: nullcontext())
     monkeypatch.setattr(torch.cuda, "current_stream", lambda: stream)
     monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
@@ -45,7 +51,7 @@ def fake_cuda(monkeypatch):
     monkeypatch.setattr(torch.cuda, "graph", lambda g: nullcontext())
     monkeypatch.setattr(capture, "release_generator_capture", lambda: None)
     monkeypatch.setattr(oracle_graph, "release_generator_capture", lambda: None)
-    oracle_graph._SIDE.clear()
+    monkeypatch.setattr(capture, "_WARMUP_STREAMS", {})
     return state
 
 
@@ -113,3 +119,13 @@ def test_the_worker_and_the_judge_share_one_warm_up_whose_last_call_alone_is_che
     assert fake_cuda["modes_seen"] == [0, 0, 0, 2] and fake_cuda["mode"] == 0
     with pytest.raises(HostSync):
         capture.warm_up(module(fake_cuda, syncs=True), {"x": torch.ones(2)}, 1)
+
+
+def test_every_capture_and_oracle_of_a_process_warms_up_on_one_stream(fake_cuda):
+    # a stream's freed blocks serve that stream only, and cuBLAS keeps a workspace a stream: a new stream a capture
+    # held one more of each (after a failed capture, beyond empty_cache: H100, 2026-12-07)
+    for _ in range(3):
+        assert isinstance(capture.capture(module(fake_cuda, syncs=False), {"x": torch.ones(2)}), capture.Captured)
+        assert isinstance(capture.capture(module(fake_cuda, syncs=True), {"x": torch.ones(2)}), str)
+        oracle_graph.CudaGraphOracle(module(fake_cuda, syncs=False), {"x": torch.ones(2)}).release()
+    assert fake_cuda["streams"] == 1
