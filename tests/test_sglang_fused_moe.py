@@ -156,13 +156,17 @@ def test_without_sgl_kernel_the_stand_in_is_gone_after_the_import(fake_sglang):
     assert "sgl_kernel" not in sys.modules and f"{UTILS}.moe_align_block_size" in sys.modules
 
 
-def test_an_installed_sgl_kernel_is_used_as_it_is(fake_sglang, monkeypatch):
+@pytest.mark.parametrize("fake_sglang, aligner_bound", [(False, None), (True, aot_moe_align)],
+                         indirect=["fake_sglang"], ids=["cpu", "cuda"])
+def test_an_installed_sgl_kernel_is_used_as_it_is_its_aot_alignment_included(fake_sglang, aligner_bound, monkeypatch):
     real = types.ModuleType("sgl_kernel")
     real.__spec__ = importlib.machinery.ModuleSpec("sgl_kernel", None)
     real.moe_sum_reduce = lambda input, output, routed_scaling_factor: None
     monkeypatch.setitem(sys.modules, "sgl_kernel", real)
     adapter()
     assert sys.modules["sgl_kernel"] is real
+    aligner = getattr(sys.modules[f"{UTILS}.moe_align_block_size"], "sgl_moe_align_block_size", None)
+    assert aligner is aligner_bound  # SGLang binds it on CUDA only; the adapter leaves it as bound
 
 
 @pytest.mark.parametrize("fake_sglang", [True], indirect=True)
@@ -174,16 +178,6 @@ def test_on_cuda_without_sgl_kernel_sglang_s_aot_alignment_call_goes_to_its_jit_
     assert calls == [("jit_align", ("ids", 9, 16, "sorted", "experts", "padded", "cumsum", True))]
     with pytest.raises(ValueError, match="ignore_invalid_expert"):
         aligner("ids", 9, 16, "sorted", "experts", "padded", "cumsum", True, True)
-
-
-@pytest.mark.parametrize("fake_sglang", [True], indirect=True)
-def test_on_cuda_an_installed_sgl_kernel_keeps_its_aot_alignment(fake_sglang, monkeypatch):
-    real = types.ModuleType("sgl_kernel")
-    real.__spec__ = importlib.machinery.ModuleSpec("sgl_kernel", None)
-    real.moe_sum_reduce = lambda input, output, routed_scaling_factor: None
-    monkeypatch.setitem(sys.modules, "sgl_kernel", real)
-    adapter()
-    assert sys.modules[f"{UTILS}.moe_align_block_size"].sgl_moe_align_block_size is aot_moe_align
 
 
 def test_tuned_configs_are_found_as_sglang_finds_them(fake_sglang, monkeypatch):
