@@ -12,7 +12,7 @@ import torch
 from torch import nn
 
 from fastkernels.composition import bind
-from fastkernels.implementations import ImplementationUnavailable, load_implementation
+from fastkernels.implementations import ImplementationUnavailable, ImportRaised, load_implementation
 from fastkernels.inputs import DTYPES, generator, redraw_parameters, stream_seed
 from fastkernels.manifest import Case, Manifest
 from fastkernels.registry import Registry
@@ -29,20 +29,26 @@ def eager_classes(registry: Registry, names: list[str], device: str) -> dict[str
     }
 
 
-def first_production_class(registry: Registry, name: str, device: str) -> tuple[str, type]:
-    """The first production implementation of `name` that can run here; eager when none can."""
+def first_production_class(registry: Registry, name: str, device: str,
+                           raised: dict[str, str] | None = None) -> tuple[str, type]:
+    """The first production implementation of `name` that can run here; eager when none can. One passed over because
+    its import raised goes into `raised` as `task.implementation`, so a composite's rows can say what it lacks."""
     manifest = registry.get(name)
     for implementation in manifest.implementations.production:
         try:
             return implementation.name, load_implementation(registry.directory(name), implementation, device)
+        except ImportRaised as error:
+            if raised is not None:
+                raised[f"{name}.{implementation.name}"] = str(error).split(": ", 1)[-1]
         except ImplementationUnavailable:
             continue
     eager = manifest.implementations.eager
     return eager.name, load_implementation(registry.directory(name), eager, device)
 
 
-def production_classes(registry: Registry, names: list[str], device: str) -> dict[str, type]:
-    return {name: first_production_class(registry, name, device)[1] for name in names}
+def production_classes(registry: Registry, names: list[str], device: str,
+                       raised: dict[str, str] | None = None) -> dict[str, type]:
+    return {name: first_production_class(registry, name, device, raised)[1] for name in names}
 
 
 def construct(cls: type, case: Case, components: Mapping[str, type], device: str = "cpu") -> nn.Module:

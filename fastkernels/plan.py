@@ -49,6 +49,8 @@ class TaskPlan:
     eager: Impl
     baselines: list[Impl]
     unavailable: dict[str, str] = field(default_factory=dict)
+    # lower-level production implementations composed without, because their import raised: `task.impl` -> why
+    components_raised: dict[str, str] = field(default_factory=dict)
     candidate: Impl | Unusable | None = None  # None: noop, the chosen baseline again
 
 
@@ -84,9 +86,10 @@ def plan_task(
     closure = registry.closure(task)
     directory = registry.directory(task)
     eager_components = eager_classes(registry, closure, device)
-    production_components = production_classes(registry, closure, device)
+    components_raised: dict[str, str] = {}
+    production_components = production_classes(registry, closure, device, components_raised)
     eager = Impl("eager", load_implementation(directory, manifest.implementations.eager, device), eager_components)
-    plan = TaskPlan(manifest=manifest, eager=eager, baselines=[])
+    plan = TaskPlan(manifest=manifest, eager=eager, baselines=[], components_raised=components_raised)
     if baseline.name == "eager":
         plan.baselines = [eager]
     elif baseline.name == "inductor":

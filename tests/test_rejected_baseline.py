@@ -104,6 +104,25 @@ def test_a_production_implementation_that_raises_at_import_is_named_and_the_next
     assert "raising_lib (raising.py:SiluAndMul) raised at import" in log and 'raising.py", line 1' in log
 
 
+def test_a_composite_built_without_a_component_s_raising_implementation_says_so(tmp_path):
+    # before, the raising import surfaced as the composite's BASELINE_ERROR; passed over silently it would hide that
+    # the composite ran on a weaker lower-level kernel
+    for level, task in (("L1", "linear"), ("L1", "silu_and_mul"), ("L2", "llama_mlp")):
+        shutil.copytree(TASKS / level / task, tmp_path / "tasks" / level / task)
+    component = tmp_path / "tasks" / "L1" / "silu_and_mul"
+    (component / "raising.py").write_text("raise RuntimeError('an AOT op is not registered')\n")
+    manifest_path = component / "task.yaml"
+    manifest_path.write_text(manifest_path.read_text().replace(
+        "  production:\n", "  production:\n    - {name: raising_lib, source: 'raising.py:SiluAndMul', provenance: x}\n", 1))
+    job, _ = cpu_job(None, tmp_path, "llama_mlp")
+    job = job.model_copy(update={"tasks_root": str(tmp_path / "tasks")})
+    rows = run_task(job, Registry(tmp_path / "tasks").get("llama_mlp"), tmp_path, lambda row: None)
+    assert rows and all(row.status is Status.PASSED for row in rows), [row.reason for row in rows]
+    for row in rows:
+        assert ("lower-level production implementation(s) silu_and_mul.raising_lib (raised at import: RuntimeError: an"
+                " AOT op is not registered) could not be composed") in row.review, row.review
+
+
 def test_rows_of_a_healthy_task_carry_no_review_note(tmp_path):
     job, manifest = cpu_job(None, tmp_path, "silu_and_mul")
     rows = run_task(job, manifest, tmp_path, lambda row: None)
