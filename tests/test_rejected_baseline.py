@@ -112,8 +112,8 @@ def test_a_composite_built_without_a_component_s_raising_implementation_says_so(
     component = tmp_path / "tasks" / "L1" / "silu_and_mul"
     (component / "raising.py").write_text("raise RuntimeError('an AOT op is not registered')\n")
     manifest_path = component / "task.yaml"
-    manifest_path.write_text(manifest_path.read_text().replace(
-        "  production:\n", "  production:\n    - {name: raising_lib, source: 'raising.py:SiluAndMul', provenance: x}\n", 1))
+    entry = "    - {name: raising_lib, source: 'raising.py:SiluAndMul', provenance: x}\n"
+    manifest_path.write_text(manifest_path.read_text().replace("  production:\n", "  production:\n" + entry, 1))
     job, _ = cpu_job(None, tmp_path, "llama_mlp")
     job = job.model_copy(update={"tasks_root": str(tmp_path / "tasks")})
     rows = run_task(job, Registry(tmp_path / "tasks").get("llama_mlp"), tmp_path, lambda row: None)
