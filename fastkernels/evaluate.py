@@ -206,6 +206,7 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
     fields: dict[str, Any] = dict(
         instances=len(sides["baseline"]),
         baseline_impl=chosen, baseline_alternatives=alternatives, baseline_ms=base.median_ms,
+        baseline_components=next(dict(i.component_impls) for i in plan.baselines if i.name == chosen),
         baseline_spread=base.spread, samples=len(samples["baseline"]), baseline_error=baseline_errors[chosen],
         timing=ctx.clock.name, sync_lag_ms=sync_lag_ms, compile_s=compile_s, call_mib=memory, **graph,
     )

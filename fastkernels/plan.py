@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from fastkernels.build import eager_classes, production_classes
+from fastkernels.build import eager_classes, first_production_class
 from fastkernels.compiled import compiled
 from fastkernels.config import BaselineConfig
 from fastkernels.implementations import (
@@ -35,6 +35,7 @@ class Impl:
     name: str
     cls: type
     components: dict[str, type]
+    component_impls: dict[str, str] = field(default_factory=dict)  # each component task's implementation name
 
 
 @dataclass(frozen=True)
@@ -87,14 +88,19 @@ def plan_task(
     directory = registry.directory(task)
     eager_components = eager_classes(registry, closure, device)
     components_raised: dict[str, str] = {}
-    production_components = production_classes(registry, closure, device, components_raised)
-    eager = Impl("eager", load_implementation(directory, manifest.implementations.eager, device), eager_components)
+    served = {name: first_production_class(registry, name, device, components_raised) for name in closure}
+    production_components = {name: cls for name, (_, cls) in served.items()}
+    production_names = {name: impl for name, (impl, _) in served.items()}
+    eager_names = {name: registry.get(name).implementations.eager.name for name in closure}
+    eager = Impl("eager", load_implementation(directory, manifest.implementations.eager, device), eager_components,
+                 eager_names)
     plan = TaskPlan(manifest=manifest, eager=eager, baselines=[], components_raised=components_raised)
     if baseline.name == "eager":
         plan.baselines = [eager]
     elif baseline.name == "inductor":
         # every instance runs one compiled function (fastkernels.compiled says why)
-        plan.baselines = [Impl("inductor", compiled(eager.cls, baseline.compile_mode), eager_components)]
+        inductor = compiled(eager.cls, baseline.compile_mode)
+        plan.baselines = [Impl("inductor", inductor, eager_components, eager_names)]
     else:
         for implementation in manifest.implementations.production:
             try:
@@ -102,9 +108,9 @@ def plan_task(
             except ImplementationUnavailable as error:
                 plan.unavailable[implementation.name] = str(error).split(": ", 1)[-1]
                 continue
-            plan.baselines.append(Impl(implementation.name, cls, production_components))
+            plan.baselines.append(Impl(implementation.name, cls, production_components, production_names))
         if not plan.baselines:
-            plan.baselines = [Impl("eager", eager.cls, production_components)]
+            plan.baselines = [Impl("eager", eager.cls, production_components, production_names)]
     if before_candidate is not None:
         before_candidate()
     if candidate_dir is not None:

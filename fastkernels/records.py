@@ -82,6 +82,9 @@ class ResultRow(BaseModel):
     baseline: str = ""
     baseline_impl: str = ""
     baseline_alternatives: dict[str, float | str] = {}
+    # a composite's lower-level tasks and the implementation of each the serving baseline was built from (L2/L3;
+    # empty for a task without components): what "production" composed on this machine
+    baseline_components: dict[str, str] = {}
     device: str = ""
     hardware: str = ""
     timing: Literal["cuda_events", "host_clock", ""] = ""

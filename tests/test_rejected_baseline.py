@@ -121,12 +121,15 @@ def test_a_composite_built_without_a_component_s_raising_implementation_says_so(
     for row in rows:
         assert ("lower-level production implementation(s) silu_and_mul.raising_lib (raised at import: RuntimeError: an"
                 " AOT op is not registered) could not be composed") in row.review, row.review
+        # what the serving baseline was built from: each component's first implementation that runs on the CPU
+        assert row.baseline_components == {"linear": "torch_cublas", "silu_and_mul": "torch_native"}, row
 
 
-def test_rows_of_a_healthy_task_carry_no_review_note(tmp_path):
+def test_rows_of_a_healthy_task_carry_no_review_note_and_an_l1_task_no_components(tmp_path):
     job, manifest = cpu_job(None, tmp_path, "silu_and_mul")
     rows = run_task(job, manifest, tmp_path, lambda row: None)
     assert rows and all(row.status is Status.PASSED and row.review == "" for row in rows)
+    assert all(row.baseline_components == {} for row in rows)
 
 
 def test_an_implementation_that_would_fall_back_on_a_case_is_left_out_of_that_cases_choice(tmp_path):
