@@ -39,16 +39,15 @@ def first_production_class(registry: Registry, name: str, device: str,
             return implementation.name, load_implementation(registry.directory(name), implementation, device)
         except ImportRaised as error:
             if raised is not None:
-                raised[f"{name}.{implementation.name}"] = str(error).split(": ", 1)[-1]
+                raised[f"{name}.{implementation.name}"] = error.why
         except ImplementationUnavailable:
             continue
     eager = manifest.implementations.eager
     return eager.name, load_implementation(registry.directory(name), eager, device)
 
 
-def production_classes(registry: Registry, names: list[str], device: str,
-                       raised: dict[str, str] | None = None) -> dict[str, type]:
-    return {name: first_production_class(registry, name, device, raised)[1] for name in names}
+def production_classes(registry: Registry, names: list[str], device: str) -> dict[str, type]:
+    return {name: first_production_class(registry, name, device)[1] for name in names}
 
 
 def construct(cls: type, case: Case, components: Mapping[str, type], device: str = "cpu") -> nn.Module:

@@ -329,8 +329,8 @@ def _weaker_baseline_notes(plan: TaskPlan, rejected: list[str], device: str, cho
         notes.append(f"production implementation(s) {', '.join(missing)} cannot run here, so {chosen} is the baseline")
     if plan.components_raised:  # the composite itself is built from the next implementation of those tasks
         raised = ", ".join(f"{name} ({why})" for name, why in plan.components_raised.items())
-        notes.append(f"lower-level production implementation(s) {raised} could not be composed, so the next of their"
-                     " tasks' implementations is")
+        notes.append(f"lower-level production implementation(s) {raised} could not be composed, so each of those"
+                     " tasks' next implementation stands in")
     return notes
 
 

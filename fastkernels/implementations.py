@@ -20,7 +20,11 @@ from fastkernels.manifest import Implementation, Manifest
 
 class ImplementationUnavailable(RuntimeError):
     """An implementation that cannot run here (a library not installed, a device it does not support, an import that
-    raises)."""
+    raises); raised as "NAME: WHY"."""
+
+    @property
+    def why(self) -> str:
+        return str(self).split(": ", 1)[-1]
 
 
 class ImportRaised(ImplementationUnavailable):

@@ -106,7 +106,7 @@ def plan_task(
             try:
                 cls = load_implementation(directory, implementation, device)
             except ImplementationUnavailable as error:
-                plan.unavailable[implementation.name] = str(error).split(": ", 1)[-1]
+                plan.unavailable[implementation.name] = error.why
                 continue
             plan.baselines.append(Impl(implementation.name, cls, production_components, production_names))
         if not plan.baselines:

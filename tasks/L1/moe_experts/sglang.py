@@ -16,10 +16,10 @@ the AOT sgl_kernel wheel (several hundred MB, not installed; the H100, 2026-12-0
 forty-fifth). So this adapter reads SGLang's tuned tile configs as get_moe_configs does (the file for the expert count,
 intermediate size and GPU under the installed Triton's folder, else under the newest other version that has it; the
 down GEMM's own file, else the up one's; the closest batch size), with SGLang's default heuristic where no file
-exists. Three differences from SGLang's server: no TMA path (SGLang takes it where a tuned file asks, as its H100
-file for E=128 N=768 does; the H200 files for these cases do not); its deterministic mode is not read (off by
-default); and beyond 32 tokens with top_k > 2 the slots are summed by SGLang's Triton kernel, where its CUDA path
-calls sgl_kernel's AOT one.
+exists. Four differences from SGLang's server: the alignment's JIT kernel where its CUDA path calls the AOT one
+(step 1); no TMA path (SGLang takes it where a tuned file asks, as its H100 file for E=128 N=768 does; the H200 files
+for these cases do not); its deterministic mode is not read (off by default); and beyond 32 tokens with top_k > 2
+the slots are summed by SGLang's Triton kernel, where its CUDA path calls sgl_kernel's AOT one.
 
 Importing SGLang's triton_utils package imports its fused_moe module, which on CUDA imports sgl_kernel's
 moe_sum_reduce at load: it is imported beside a stand-in module that binds only that name to the Triton sum, removed
