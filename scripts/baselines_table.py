@@ -33,8 +33,9 @@ WEAK_REASONS = {
                   "kernel failed the tolerance on every SDXL case (44-80% of "
                   "elements off, by up to 6%: its bf16 sums at 4 warps lose E[x^2], "
                   "scripts/emulate_liger_group_norm.py)",
-    "depthwise_conv2d": "cuDNN's bf16 depthwise convolution, channels_last where it is faster (2.0-2.3x on "
-                        "ConvNeXt's 7x7 over NCHW): no tensor-core path, low arithmetic intensity (not profiled)",
+    "depthwise_conv2d": "Inductor's max-autotune (its Triton conv template with groups) serves four of five cases, "
+                        "1.55-2.03x over cuDNN channels_last (H200, 2026-12-07), cuDNN NCHW the fifth: a depthwise "
+                        "conv has no tensor-core path and low arithmetic intensity (not profiled)",
     "per_token_group_quant_fp8": "the decode case (64 tokens, 0.3 µs of traffic) sits at the launch scale: SGLang's "
                                  "fused CUDA kernel (JIT-built) and Inductor alike take ~5 µs (H100, 2026-12-06)",
     "dlrm_dot_interaction": "a batched GEMM of tiny 27x128 matrices plus a triangular gather: launch and "
@@ -42,7 +43,7 @@ WEAK_REASONS = {
     "embedding_bag": "PyTorch's embedding_bag: random 256-byte row gathers, bound by gather latency, not bandwidth",
     "conv2d": "SDXL's few-channel conv_in (4->320) and stride-2 downsample stay well below the GEMM rate under cuDNN "
               "and under max-autotune's Triton conv templates alike (these serve four of five cases on the H200, "
-              "1.38-1.85x over the faster cuDNN layout, 2026-12-06; not profiled)",
+              "1.28-2.08x over the faster cuDNN layout, 2026-12-07; not profiled)",
     "causal_conv1d": "Dao-AILab's CUDA causal conv1d serves where scripts/build_cuda_extension.py built it (62-90% "
                      "on the H200, 2026-12-06; 1.7-1.9x over FLA's Triton kernel, FLA's 36-48% where it is not "
                      "built); the 1x2048 case is 10 µs of traffic, near the launch scale",
@@ -84,9 +85,9 @@ WEAK_REASONS = {
     "modulated_layer_norm": "Inductor's LayerNorm + (1 + scale) * x + shift: max-autotune (1.1-2.9x over the "
                             "default compile) reaches 61-80% on the larger cases, 36% on FLUX's 14 µs one "
                             "(not profiled)",
-    "moe_experts": "Liger's fused MoE where faster (1.02-1.59x over grouped_mm on three cases), else the grouped_mm "
-                   "path (permute tokens by expert, two grouped GEMMs and a scatter-add as separate kernels); "
-                   "Qwen's 768/1408-wide experts make small GEMMs",
+    "moe_experts": "SGLang's Triton fused MoE serves four of five cases (1.09-1.56x over the next, H200 "
+                   "2026-12-07); on Qwen1.5's 60 experts of width 1408, where SGLang's tile configs fall back to "
+                   "its default heuristic, Liger's fused MoE serves, 1.13x faster than SGLang's: small GEMMs",
     "paged_decode_attention": "SGLang's Triton decode kernel reads the pages in place (split-KV partials, then a "
                               "reduce), 1.5-2.3x faster than the faster of FlexAttention and sdpa_gather; at 64 "
                               "sequences of 8 KV heads it reaches 48-49% (not profiled); vLLM's and FlashInfer's "
@@ -104,9 +105,10 @@ WEAK_REASONS = {
                            "reads 4 of each point's 16 coefficients as a strided 24-byte slice of a 96-byte row, "
                            "slower than degree 3 (293 against 261 µs at 3M points, H200, 2026-12-06), and the "
                            "limit counts the 24 bytes",
-    "swinv2_window_attention": "FlexAttention with the relative-position bias and cosine norms in a score_mod serves "
-                               "since the ninth session (1.41-1.55x faster than SDPA, whose float mask rules out its "
-                               "flash backend), still 5-7%: 64-576-token windows at head_dim 32 are tiny GEMMs",
+    "swinv2_window_attention": "Inductor's max-autotune serves the two 64-token-window cases (1.35-1.49x over "
+                               "FlexAttention), FlexAttention with the bias and cosine norms in a score_mod the two "
+                               "larger windows (1.50-1.54x over SDPA, whose float mask rules out its flash backend; "
+                               "H200, 2026-12-07): 6-8%, 64-576-token windows at head_dim 32 are tiny GEMMs",
     # revised 2026-11-30 (third session) from the serial level1 pass of docs/scaling.md
     "gated_delta_rule": "FLA's chunk_gated_delta_rule serves since its final state has its own tolerance (2026-11-30, "
                         "sixth session): a pipeline of Triton kernels (cumsum, K K^T, triangular solve, WY factors, "
