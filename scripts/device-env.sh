@@ -7,6 +7,9 @@
 #   mkdir -p /tmp/whl-extra && mv .whl/ray-* /tmp/whl-extra/   (Ray only for scale=ray runs; FLA stays: it serves
 #     retention, rwkv7_wkv, gated_delta_rule and mamba2_ssd)
 #   bash scripts/pack-sglang.sh   (SGLang, trimmed, and its import chain: 33 MB more, paged_decode_attention's baseline)
+#   python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+#     --platform manylinux_2_28_x86_64 -d .whl nvidia-cudnn-frontend==1.16.0   (2.0 MB: sliding_window_attention's
+#     cudnn_band baseline; it loads the libcudnn torch ships)
 # then call the device tool with carry [".whl"] and a command starting `source scripts/device-env.sh`.
 # Installed once per machine (a stamp names the wheel set) and under a lock: two runs sourcing this at once (one per
 # GPU) made pip delete each other's files (2026-11-30).
