@@ -4,7 +4,9 @@ Imports nothing of Triton, so a test file can set TRITON_INTERPRET before its ow
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
+from types import ModuleType
 
 import torch
 
@@ -30,6 +32,15 @@ def production_class(task: str, name: str) -> type:
 def candidate_class(task: str, level: int = 1) -> type:
     module = import_file(ROOT / "agents" / "reference" / f"L{level}" / f"{task}.py", "test_candidates")
     return getattr(module, REGISTRY.get(task).interface.class_name)
+
+
+_FRESH = itertools.count()
+
+
+def fresh_adapter(task: str, filename: str) -> ModuleType:
+    """A task's adapter file imported afresh, under a name of its own: it binds its library at import, so each test
+    sees the library (or the fake of it) that is in sys.modules now."""
+    return import_file(REGISTRY.directory(task) / filename, namespace=f"test.fresh_adapter_{next(_FRESH)}")
 
 
 def case_inputs(task: str, case_name: str, r: int = 0, seed: int = 0) -> dict[str, torch.Tensor]:

@@ -17,9 +17,8 @@ from pathlib import Path
 
 import pytest
 import torch
-from task_library import REGISTRY, eager_class, judged_on_cpu_cases
+from task_library import REGISTRY, eager_class, fresh_adapter, judged_on_cpu_cases
 
-from fastkernels.implementations import import_file
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -50,9 +49,7 @@ def fake_extension(monkeypatch):
 
 def adapter():
     """The adapter imported afresh: it binds `selective_scan_cuda` at import, the fake of the test that calls it."""
-    adapter.count = getattr(adapter, "count", 0) + 1
-    return import_file(REGISTRY.directory("selective_scan") / "mamba_ssm_cuda.py",
-                       namespace=f"test.mamba_ssm_cuda_{adapter.count}")
+    return fresh_adapter("selective_scan", "mamba_ssm_cuda.py")
 
 
 def test_the_adapter_passes_the_cpu_cases_through_the_extensions_contract(fake_extension):
@@ -137,7 +134,7 @@ def fake_conv_extension(monkeypatch):
 
 
 def test_dao_cuda_passes_the_cpu_cases_with_no_states_and_the_weight_as_dim_by_width(fake_conv_extension):
-    cls = import_file(REGISTRY.directory("causal_conv1d") / "dao_cuda.py", namespace="test.dao_cuda").CausalConv1d
+    cls = fresh_adapter("causal_conv1d", "dao_cuda.py").CausalConv1d
     judged_on_cpu_cases("causal_conv1d", cls)
     assert {call["silu"] for call in fake_conv_extension} == {True, False}
     assert all(call["out_like_x"] and call["rest"] == (None, None, None) for call in fake_conv_extension)

@@ -14,9 +14,8 @@ import types
 
 import pytest
 import torch
-from task_library import REGISTRY, eager_class
+from task_library import REGISTRY, eager_class, fresh_adapter
 
-from fastkernels.implementations import import_file
 
 
 class FakeTensor:
@@ -94,10 +93,8 @@ def fake_cudnn(monkeypatch):
 
 
 def adapter():
-    """The adapter imported afresh: it binds `cudnn` (and its graph cache) at import."""
-    adapter.count = getattr(adapter, "count", 0) + 1
-    return import_file(REGISTRY.directory("sliding_window_attention") / "cudnn_band.py",
-                       namespace=f"test.cudnn_band_{adapter.count}")
+    """The adapter imported afresh: it binds `cudnn` (and starts an empty graph cache) at import."""
+    return fresh_adapter("sliding_window_attention", "cudnn_band.py")
 
 
 def inputs(batch: int, seq: int, heads: int, kv_heads: int, dim: int, dtype=torch.bfloat16) -> dict:

@@ -17,17 +17,15 @@ import types
 import pytest
 import torch
 import torch.nn.functional as F
-from task_library import REGISTRY, case_inputs, eager_class, judged_on_cpu_cases
+from task_library import REGISTRY, case_inputs, eager_class, fresh_adapter, judged_on_cpu_cases
 
-from fastkernels.implementations import import_file
 
 TASK_DIR = REGISTRY.directory("paged_decode_attention")
 
 
 def adapter_module(task: str = "paged_decode_attention"):
     """The adapter imported afresh (it binds SGLang's kernels at import), against whatever `sglang` is there now."""
-    adapter_module.count = getattr(adapter_module, "count", 0) + 1
-    return import_file(REGISTRY.directory(task) / "sglang.py", namespace=f"test.sglang_adapter_{adapter_module.count}")
+    return fresh_adapter(task, "sglang.py")
 
 
 class FakeSplitCounts:

@@ -18,7 +18,7 @@ import types
 import pytest
 import torch
 import torch.nn.functional as F
-from task_library import REGISTRY, judged_on_cpu_cases
+from task_library import REGISTRY, fresh_adapter, judged_on_cpu_cases
 
 from fastkernels.implementations import import_file
 
@@ -131,8 +131,7 @@ def fake_sglang(request, monkeypatch, tmp_path):
 
 
 def adapter():
-    adapter.count = getattr(adapter, "count", 0) + 1
-    return import_file(REGISTRY.directory("moe_experts") / "sglang.py", namespace=f"test.sglang_moe_{adapter.count}")
+    return fresh_adapter("moe_experts", "sglang.py")
 
 
 def write(configs, folder, name, table):

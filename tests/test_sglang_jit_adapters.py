@@ -17,16 +17,13 @@ import types
 import pytest
 import torch
 import torch.nn.functional as F
-from task_library import REGISTRY, judged_on_cpu_cases
+from task_library import fresh_adapter, judged_on_cpu_cases
 
-from fastkernels.implementations import import_file
 
 
 def adapter_class(task: str, class_name: str) -> type:
     """The adapter imported afresh (it binds SGLang's kernels at import), against whatever `sglang` is there now."""
-    adapter_class.count = getattr(adapter_class, "count", 0) + 1
-    module = import_file(REGISTRY.directory(task) / "sglang_jit.py", namespace=f"test.sglang_jit_{adapter_class.count}")
-    return getattr(module, class_name)
+    return getattr(fresh_adapter(task, "sglang_jit.py"), class_name)
 
 
 def fake_activation(calls: list[tuple]):
