@@ -112,7 +112,7 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
             rounds.append(make_inputs(manifest, case, ctx.device, gen))
         baselines, baseline_errors, alternatives, rejected = {}, {}, {}, []
         compile_s: dict[str, float] = {}  # first calls beyond a steady call: compiling, autotuning (checks.py)
-        compiles: list[str] = []  # what Inductor did in each implementation's first calls (compile_events.py)
+        compile_events: dict[str, dict[str, int]] = {}  # Inductor's work in each one's first calls (compile_events.py)
         gone_eager: list[str] = []
         alternatives.update({name: f"unavailable: {why}" for name, why in plan.unavailable.items()})
         for impl in plan.baselines:
@@ -124,7 +124,8 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
                     continue
                 passed, events = _first_calls(module, rounds, judge_round, manifest.mutates, impl.name, harness)
                 baseline_errors[impl.name], compile_s[impl.name] = passed.worst, round(passed.first_call_s, 3)
-                compiles += [f"{impl.name}: {describe(events)}"] if events else []
+                if events:
+                    compile_events[impl.name] = dict(events)
                 if RECOMPILE_LIMIT_HIT in events:  # Dynamo gave up on it: some of its calls run eagerly
                     gone_eager.append(impl.name)
                 baselines[impl.name] = module
@@ -136,6 +137,7 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
             raise CaseFailure(Status.BASELINE_ERROR, f"no baseline implementation is correct ({reasons})")
         if isinstance(plan.candidate, Unusable) and plan.candidate.status is not Status.NOT_ATTEMPTED:
             raise CaseFailure(plan.candidate.status, plan.candidate.reason)
+        compiles = [f"{name}: {describe(events)}" for name, events in compile_events.items()]
         inductor = f" (Inductor: {'; '.join(compiles)})" if compiles else ""
         phase(f"{label}: {len(baselines)} baseline(s) checked{inductor}")
         if ctx.integrity is not None:  # instances a candidate could reach and slow down without patching a class
@@ -162,6 +164,8 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
             passed, events = _first_calls(candidate, rounds, judge_round, manifest.mutates, "candidate", harness)
             metrics, compile_s["candidate"] = passed.worst, round(passed.first_call_s, 3)
             candidate_compile = f" (Inductor: {describe(events)})" if events else ""
+            if events:
+                compile_events["candidate"] = dict(events)
             _verify_integrity(ctx, "while the candidate ran")
             check_precision(metrics, list(baseline_errors.values()), tolerance, factor, harness.calibration_floor)
         checked = {"baseline": (chosen_impl, baselines[chosen]), "candidate": (candidate_impl, candidate)}
@@ -208,7 +212,8 @@ def _evaluate(ctx: CaseContext) -> ResultRow:
         baseline_impl=chosen, baseline_alternatives=alternatives, baseline_ms=base.median_ms,
         baseline_components=next(dict(i.component_impls) for i in plan.baselines if i.name == chosen),
         baseline_spread=base.spread, samples=len(samples["baseline"]), baseline_error=baseline_errors[chosen],
-        timing=ctx.clock.name, sync_lag_ms=sync_lag_ms, compile_s=compile_s, call_mib=memory, **graph,
+        timing=ctx.clock.name, sync_lag_ms=sync_lag_ms, compile_s=compile_s, compile_events=compile_events,
+        call_mib=memory, **graph,
     )
     if ctx.harness.keep_call_times:
         fields["call_times"] = call_times

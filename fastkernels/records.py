@@ -130,6 +130,11 @@ class ResultRow(BaseModel):
     # compiled kernels, autotuning): the shape's compile time, which issue #3's harness overhead leaves out and
     # reports (fastkernels.checks.run_rounds)
     compile_s: dict[str, float] = {}
+    # per implementation whose first calls made Inductor work (the same keys as compile_s): its counters then, e.g.
+    # `coordesc_tuning_bench` (coordinate descent tuned afresh here) or only cache hits (its configuration came from
+    # the caches, restored tuning picks included): how each compiled baseline got the configuration it was timed with
+    # (fastkernels.compile_events; scripts/compare_tuning.py)
+    compile_events: dict[str, dict[str, int]] = {}
     # GPU only: (baseline, candidate) MiB one call allocates at its peak beyond what was held before it (outputs,
     # workspaces, temporaries; torch's caching allocator only), candidate None without one (fastkernels.call_memory)
     call_mib: tuple[float, float | None] | None = None

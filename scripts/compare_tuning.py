@@ -1,10 +1,11 @@
 """Did restored tuning picks serve a compiled baseline as well as tuning afresh? Two passes' Inductor baselines
 compared case by case, grouped by how each side got its configuration.
 
-Each row's `baseline_alternatives` gives every implementation's time in the baseline choice; the worker log's line
-"TASK/CASE: N baseline(s) checked (Inductor: IMPL: EVENTS; ...)" says what Inductor did in that implementation's first
-calls (fastkernels/compile_events.py): `coordesc_tuning_bench` there means coordinate descent tuned afresh, its
-absence that the configuration came from the caches (restored picks). For every Inductor implementation timed in both
+Each row's `baseline_alternatives` gives every implementation's time in the baseline choice, and its
+`compile_events` what Inductor did in that implementation's first calls (fastkernels/compile_events.py; rows before
+2026-12-07 lack it, and then the worker log's line "TASK/CASE: N baseline(s) checked (Inductor: IMPL: EVENTS; ...)"
+says it): `coordesc_tuning_bench` there means coordinate descent tuned afresh, its absence that the configuration
+came from the caches (restored picks). For every Inductor implementation timed in both
 passes the script prints the ratio NEW / OLD per implementation and group (fresh -> restored, ...): a group whose
 ratio leans above 1 is one where the picks did not carry what tuning had found.
 
@@ -31,7 +32,8 @@ Key = tuple[str, str, str]  # task, case, implementation
 
 
 def tuned_afresh(run: Path) -> dict[Key, bool]:
-    """(task, case, implementation) -> whether coordinate descent ran in its first calls, from the worker logs."""
+    """(task, case, implementation) -> whether coordinate descent ran in its first calls, from the worker logs (for
+    rows without `compile_events`)."""
     found: dict[Key, bool] = {}
     for log in sorted((run / "workers").glob("*.log")):
         for line in log.read_text(errors="replace").splitlines():
@@ -52,7 +54,9 @@ def side(runs: list[Path]) -> dict[Key, tuple[float, bool]]:
             for impl, time in (row.get("baseline_alternatives") or {}).items():
                 key = (row["task"], row["case"], impl)
                 if impl in INDUCTOR and isinstance(time, (int, float)) and key not in out:
-                    out[key] = (float(time), fresh.get(key, False))
+                    events = row["compile_events"].get(impl, {}) if "compile_events" in row else None
+                    tuned = "coordesc_tuning_bench" in events if events is not None else fresh.get(key, False)
+                    out[key] = (float(time), tuned)
     return out
 
 

@@ -40,6 +40,14 @@ def test_ratios_are_grouped_by_how_each_side_got_its_configuration(tmp_path):
     assert groups[f"{MA}: restored -> restored"][0][0] == pytest.approx(1.01)
 
 
+def test_a_row_s_compile_events_say_it_where_rows_have_them(tmp_path):
+    newer = run(tmp_path, "newer", [("a", 0.139, "coordesc_tuning_bench +40")])  # the log says fresh
+    rows = newer / "results.jsonl"
+    row = json.loads(rows.read_text())
+    rows.write_text(json.dumps({**row, "compile_events": {MA: {"fxgraph_cache_hit": 1}}}) + "\n")  # the row: restored
+    assert compare_tuning.side([newer])[("conv2d", "a", MA)] == (0.139, False)
+
+
 def test_a_case_in_two_runs_of_one_side_counts_from_the_first_listed(tmp_path):
     newest = run(tmp_path, "newest", [("a", 0.2, "")])
     older = run(tmp_path, "older", [("a", 0.4, "coordesc_tuning_bench +3")])

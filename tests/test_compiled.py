@@ -129,3 +129,6 @@ def test_a_noop_run_against_inductor_compiles_only_the_baseline(tmp_path):
     assert len(baselines) == len(candidates) == len(rows)
     assert all("(Inductor: inductor: " in line and "fxgraph_cache_" in line for line in baselines), baselines
     assert not any("(Inductor:" in line for line in candidates), candidates
+    # the rows say the same: Inductor's counters for the baseline's first calls, none for the candidate's
+    assert all(set(row["compile_events"]) == {"inductor"} for row in rows), [row["compile_events"] for row in rows]
+    assert all(any(name.startswith("fxgraph_cache_") for name in row["compile_events"]["inductor"]) for row in rows)
