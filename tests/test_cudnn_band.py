@@ -1,95 +1,22 @@
 """sliding_window_attention's cudnn_band baseline: cuDNN's fused attention with a diagonal band, through
 cudnn-frontend's Python graph API. Building a cuDNN graph needs libcudnn and a GPU, so here the library is replaced
-by its contract: a pygraph holds tensors declared by dims and strides; its sdpa node keeps keys
-i - diagonal_band_left_bound < j <= i + diagonal_band_right_bound (TOP_LEFT alignment) and maps query head h to kv
-head h // (heads / kv_heads); execute reads and writes the buffers through the declared strides. The keywords the
-adapter passes are checked against the installed cudnn-frontend's own signatures."""
+by its contract (tests/fake_cudnn.py). The keywords the adapter passes are checked against the installed
+cudnn-frontend's own signatures."""
 
 from __future__ import annotations
 
 import inspect
-import re
 import sys
-import types
 
 import pytest
 import torch
+from fake_cudnn import BUILD_STEPS, install, signature_keywords
 from task_library import REGISTRY, eager_class, fresh_adapter
-
-
-
-class FakeTensor:
-    def __init__(self, name: str, dim: list[int], stride: list[int]) -> None:
-        self.name, self.dim, self.stride = name, dim, stride
-
-    def set_output(self, _: bool) -> FakeTensor:
-        return self
-
-    def set_dim(self, dim: list[int]) -> FakeTensor:
-        self.dim = dim
-        return self
-
-    def set_stride(self, stride: list[int]) -> FakeTensor:
-        self.stride = stride
-        return self
-
-    def set_data_type(self, _: object) -> FakeTensor:
-        return self
-
-
-class FakeGraph:
-    """cudnn.pygraph's contract for one SDPA node; records what the adapter declares and calls."""
-
-    def __init__(self, log: dict, **kwargs) -> None:
-        self.log, self.steps = log, []
-        log["graphs"].append(self)
-        log["pygraph_kwargs"].append(set(kwargs))
-
-    def tensor(self, **kwargs) -> FakeTensor:
-        self.log["tensor_kwargs"] |= set(kwargs)
-        return FakeTensor(kwargs["name"], kwargs["dim"], kwargs["stride"])
-
-    def sdpa(self, **kwargs) -> list:
-        self.log["sdpa_kwargs"] = kwargs
-        self.sdpa_args = kwargs
-        self.o = FakeTensor("o", [], [])
-        return [self.o, None]
-
-    def __getattr__(self, step: str):
-        if step in ("validate", "build_operation_graph", "create_execution_plans", "check_support", "build_plans"):
-            return lambda *args: self.steps.append(step)
-        raise AttributeError(step)
-
-    def get_workspace_size(self) -> int:
-        return 64
-
-    def execute(self, buffers: dict, workspace: torch.Tensor, handle: object) -> None:
-        self.log["executed_on_stream"].append(self.log["stream"])
-        args = self.sdpa_args
-        q, k, v = (torch.as_strided(buffers[args[name]], args[name].dim, args[name].stride).float()
-                   for name in ("q", "k", "v"))
-        group = q.shape[1] // k.shape[1]
-        scores = q @ k.repeat_interleave(group, 1).transpose(-1, -2) * args["attn_scale"]
-        i = torch.arange(q.shape[2])[:, None]
-        j = torch.arange(k.shape[2])[None, :]
-        kept = (j > i - args["diagonal_band_left_bound"]) & (j <= i + args["diagonal_band_right_bound"])
-        probs = torch.softmax(scores.masked_fill(~kept, float("-inf")), dim=-1)
-        out = torch.as_strided(buffers[self.o], self.o.dim, self.o.stride)
-        out.copy_(probs @ v.repeat_interleave(group, 1))
 
 
 @pytest.fixture
 def fake_cudnn(monkeypatch):
-    log = {"graphs": [], "pygraph_kwargs": [], "tensor_kwargs": set(), "stream": None, "executed_on_stream": []}
-    module = types.ModuleType("cudnn")
-    module.data_type = types.SimpleNamespace(HALF="half", BFLOAT16="bf16", FLOAT="float")
-    module.diagonal_alignment = types.SimpleNamespace(TOP_LEFT="top_left")
-    module.heur_mode = types.SimpleNamespace(A="a", FALLBACK="fallback")
-    module.create_handle = lambda: "handle"
-    module.set_stream = lambda handle, stream: log.update(stream=stream)
-    module.pygraph = lambda **kwargs: FakeGraph(log, **kwargs)
-    monkeypatch.setitem(sys.modules, "cudnn", module)
-    return log
+    return install(monkeypatch)
 
 
 def adapter():
@@ -127,8 +54,7 @@ def test_one_graph_is_built_per_shape_and_every_execute_follows_binding_the_stre
         module(**inputs(1, seq, 4, 2, 16))
     graphs = fake_cudnn["graphs"]
     assert len(graphs) == 2  # seq 20 once, seq 33 once
-    assert graphs[0].steps == ["validate", "build_operation_graph", "create_execution_plans", "check_support",
-                               "build_plans"]
+    assert graphs[0].steps == list(BUILD_STEPS)
     assert fake_cudnn["executed_on_stream"] == [0, 0, 0]  # the CPU stand-in's stream; torch's current one on a GPU
 
 
@@ -138,11 +64,6 @@ def test_float32_falls_back_to_the_eager_module_and_says_why(fake_cudnn):
     assert module.fallback_reason(x) == "cuDNN's fused attention takes float16 or bfloat16, not float32"
     expected = eager_class("sliding_window_attention")(4, 2, 16, 8)(**x)
     assert torch.equal(module(**x), expected) and not fake_cudnn["graphs"]
-
-
-def signature_keywords(function: object) -> set[str]:
-    """The keyword names in a pybind11 function's signature line (its docstring's first line)."""
-    return set(re.findall(r"(\w+): ", function.__doc__.splitlines()[0]))
 
 
 def test_every_keyword_the_adapter_passes_is_in_the_installed_cudnn_frontend_signatures(fake_cudnn, monkeypatch):
