@@ -3,8 +3,8 @@
 # scripts/device-call.sh over the lanes files for the lent card, then scripts/pack-out.sh, so everything comes back as
 # $OUT/out.tgz (+ $OUT/picks.tgz). Why a script in git: the sessions' wrappers lived in .lanes/ (ignored) and were lost
 # with each fresh checkout.
-# Usage (the device command): FK_BUDGET=SECONDS [FK_GPU_TEST=EXPR] bash scripts/device-tested-call.sh "H200 FILES" \
-#   "OTHER FILES"   (SECONDS: under the call's timeout_s; the lanes runs get what the tests leave, less 25 s to pack)
+# Usage (the device command): FK_BUDGET=SECONDS [FK_GPU_TEST=EXPR [FK_GPU_TEST_CARD=H200]] bash scripts/device-tested-call.sh "H200 FILES" \
+#   "OTHER FILES"   (FK_GPU_TEST_CARD: run the tests only on a card whose name holds it; SECONDS: under the call's timeout_s; the lanes runs get what the tests leave, less 25 s to pack)
 # Afterwards out.tgz holds call.log (this script's log), gpu/card.txt, gpu/gpu-tests.log and run/ (device-call.sh's
 # $OUT: chain.log, mem/, one lanes.tgz a lanes file). Clocks are only read.
 set -u
@@ -16,7 +16,7 @@ start=$(date +%s)
 mkdir -p "$out/gpu" "$out/run"
 {
   nvidia-smi --query-gpu=name,uuid,clocks.sm,clocks.mem --format=csv,noheader > "$out/gpu/card.txt"
-  if [ -n "${FK_GPU_TEST:-}" ]; then
+  if [ -n "${FK_GPU_TEST:-}" ] && grep -q "${FK_GPU_TEST_CARD:-}" "$out/gpu/card.txt"; then
     # the GPU tests need the carried wheels and, for SGLang's JIT kernels, the toolkit device-chain.sh also finds
     ( source scripts/device-env.sh || exit 1
       if [ -z "${CUDA_HOME:-}" ] && command -v nvcc >/dev/null; then
