@@ -3,8 +3,10 @@
 # scripts/device-call.sh over the lanes files for the lent card, then scripts/pack-out.sh, so everything comes back as
 # $OUT/out.tgz (+ $OUT/picks.tgz). Why a script in git: the sessions' wrappers lived in .lanes/ (ignored) and were lost
 # with each fresh checkout.
-# Usage (the device command): FK_BUDGET=SECONDS [FK_GPU_TEST=EXPR [FK_GPU_TEST_CARD=H200]] bash scripts/device-tested-call.sh "H200 FILES" \
-#   "OTHER FILES"   (FK_GPU_TEST_CARD: run the tests only on a card whose name holds it; SECONDS: under the call's timeout_s; the lanes runs get what the tests leave, less 25 s to pack)
+# Usage (the device command): FK_BUDGET=SECONDS [FK_GPU_TEST=EXPR] [FK_GPU_TEST_CARD=H200] \
+#   bash scripts/device-tested-call.sh "H200 FILES" "OTHER FILES"
+# SECONDS: under the call's timeout_s; the lanes runs get what the tests leave, less 25 s to pack.
+# FK_GPU_TEST_CARD: run the tests only on a card whose name holds it.
 # Afterwards out.tgz holds call.log (this script's log), gpu/card.txt, gpu/gpu-tests.log and run/ (device-call.sh's
 # $OUT: chain.log, mem/, one lanes.tgz a lanes file). Clocks are only read.
 set -u
