@@ -10,6 +10,7 @@ path needs Inductor's C++ toolchain and is skipped without one.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from typing import Callable
 
@@ -23,6 +24,8 @@ from task_library import REGISTRY, eager_class, judged_on_cpu_cases
 PAGED = import_file(REGISTRY.directory("paged_decode_attention") / "flex.py", "tasks.paged_decode_attention")
 SWIN = import_file(REGISTRY.directory("swinv2_window_attention") / "flex.py", "tasks.swinv2_window_attention")
 SWIN_SDPA = import_file(REGISTRY.directory("swinv2_window_attention") / "sdpa.py", "tasks.swinv2_window_attention")
+SWIN_CUDNN = import_file(REGISTRY.directory("swinv2_window_attention") / "sdpa_cudnn.py",
+                         "tasks.swinv2_window_attention")
 TOLERANCE = {torch.bfloat16: (1e-2, 1.6e-2), torch.float32: (1e-5, 1e-5)}  # conf/harness/default.yaml
 
 
@@ -219,8 +222,33 @@ def test_swinv2_flex_matches_the_task_with_and_without_a_shift_mask_in_the_bias(
     with torch.no_grad():
         ref = eager(q.double(), k.double(), v.double(), bias.double())
         assert_within(flex.flex(q, k, v, bias, flex_attention), ref, dtype, atol)
+        # the max-autotune implementation's options: the flash-style kernel, whatever the window's token count
+        assert_within(flex.flex(q, k, v, bias, flex_attention, SWIN._FLASH_STYLE), ref, dtype, atol)
         torch._dynamo.reset()
         assert_within(compiled_or_skip(lambda: flex(q, k, v, bias)), ref, dtype, atol)
+    assert all(torch.equal(a, b) for a, b in zip((q, k, v, bias), saved)), "inputs must not be modified"
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32], ids=["bf16", "fp32"])
+def test_swinv2_sdpa_cudnn_computes_the_task_with_the_bias_broadcast_over_windows(monkeypatch, dtype):
+    """sdpa_cudnn.py's forward with SDPA's default CPU backend in place of cuDNN's (a GPU-only backend): the compiled
+    normalisation, the logit scale folded into q and the [heads, N, N] bias expanded over windows compute the task,
+    within the task's bf16 tolerance, and leave the inputs unchanged."""
+    monkeypatch.setattr(SWIN_CUDNN, "sdpa_kernel", lambda backend: contextlib.nullcontext())
+    heads, head_dim, window, windows = 3, 16, 4, 6
+    gen = torch.Generator().manual_seed(7)
+    n = window * window
+    q, k, v = (torch.randn(windows, heads, n, head_dim, generator=gen).to(dtype) for _ in range(3))
+    bias = (16 * torch.rand(heads, n, n, generator=gen) + shifted_window_mask(heads, window)).to(dtype)
+    saved = [t.clone() for t in (q, k, v, bias)]
+    eager, _, _ = swin_modules(heads, head_dim, window)
+    cudnn = SWIN_CUDNN.Swinv2WindowAttention(heads, head_dim, window)
+    cudnn.load_state_dict(eager.state_dict(), strict=True)
+    torch._dynamo.reset()
+    with torch.no_grad():
+        ref = eager(q.double(), k.double(), v.double(), bias.double())
+        out = compiled_or_skip(lambda: cudnn(q, k, v, bias))
+    assert_within(out, ref, dtype, SWIN_ATOL if dtype == torch.bfloat16 else None)
     assert all(torch.equal(a, b) for a, b in zip((q, k, v, bias), saved)), "inputs must not be modified"
 
 
