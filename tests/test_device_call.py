@@ -9,24 +9,15 @@ from pathlib import Path
 
 import pytest
 
+from fake_nvidia_smi import fake_nvidia_smi
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def call(tmp_path: Path, card: str) -> tuple[subprocess.CompletedProcess, Path]:
-    bin_dir, out = tmp_path / "bin", tmp_path / "out"
-    bin_dir.mkdir()
-    smi = bin_dir / "nvidia-smi"
-    smi.write_text(f"""#!/usr/bin/env bash
-case "$*" in
-  *--query-gpu=name*) echo "{card}" ;;
-  *--query-gpu=uuid*) echo "GPU-0000, 1980 MHz, 3201 MHz, 35" ;;
-  *--query-compute-apps*) echo "4242, 1024 MiB" ;;
-  *) echo "2048 MiB" ;;
-esac
-""")
+    bin_dir, out = fake_nvidia_smi(tmp_path / "bin", card), tmp_path / "out"
     chain = tmp_path / "chain.sh"
     chain.write_text('echo "chain: hardware=$FK_HARDWARE files=$*"; sleep 0.5\n')
-    smi.chmod(0o755)
     env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "OUT": str(out), "FK_CHAIN": str(chain),
            "FK_SAMPLE_S": "0.1"}
     result = subprocess.run(["bash", str(ROOT / "scripts/device-call.sh"), ".lanes/a.txt .lanes/b.txt",

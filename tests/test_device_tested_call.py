@@ -9,23 +9,13 @@ import subprocess
 import tarfile
 from pathlib import Path
 
+from fake_nvidia_smi import fake_nvidia_smi
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def run_call(tmp_path: Path, card: str, **env_extra: str) -> tuple[subprocess.CompletedProcess, Path]:
-    bin_dir, out = tmp_path / "bin", tmp_path / "out"
-    bin_dir.mkdir()
-    smi = bin_dir / "nvidia-smi"
-    smi.write_text(f"""#!/usr/bin/env bash
-case "$*" in
-  *--query-gpu=name,uuid*) echo "{card}, GPU-0000, 1980 MHz, 3201 MHz" ;;
-  *--query-gpu=name*) echo "{card}" ;;
-  *--query-gpu=uuid*) echo "GPU-0000, 1980 MHz, 3201 MHz, 35" ;;
-  *--query-compute-apps*) echo "4242, 1024 MiB" ;;
-  *) echo "2048 MiB" ;;
-esac
-""")
-    smi.chmod(0o755)
+    bin_dir, out = fake_nvidia_smi(tmp_path / "bin", card), tmp_path / "out"
     chain = tmp_path / "chain.sh"  # what device-call.sh runs: records its budget and leaves picks as the chain does
     chain.write_text('echo "chain: budget=$FK_CALL_BUDGET files=$*"; mkdir -p "$OUT"; echo p > "$OUT/picks.tgz"\n')
     env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "OUT": str(out), "FK_CHAIN": str(chain),
