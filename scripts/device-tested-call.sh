@@ -10,8 +10,8 @@
 # Afterwards out.tgz holds call.log (this script's log), gpu/card.txt, gpu/gpu-tests.log and run/ (device-call.sh's
 # $OUT: chain.log, mem/, one lanes.tgz a lanes file). Clocks are only read.
 set -u
-[ "$#" -eq 2 ] || { echo "usage: FK_BUDGET=SECONDS bash scripts/device-tested-call.sh \"H200 FILES\" \"OTHER FILES\"" >&2
-                    exit 2; }
+usage='usage: FK_BUDGET=SECONDS bash scripts/device-tested-call.sh "H200 FILES" "OTHER FILES"'
+[ "$#" -eq 2 ] || { echo "$usage" >&2; exit 2; }
 out=${OUT:?OUT names the device call\'s output folder}
 budget=${FK_BUDGET:?FK_BUDGET (the call\'s seconds, under its timeout_s) is required}
 start=$(date +%s)
