@@ -1,0 +1,15 @@
+"""Swinv2PatchMerging as the composed production path builds it (swin_patch_merging.py over the first production L1
+classes), its forward compiled by Inductor (fastkernels.compiled): what `torch.compile` on a SwinV2 model runs. The
+composed path writes the 2x2 neighbours' concatenation, then normalises it after the reduction GEMM, each a pass of
+its own; compiled, the gather and concatenation become one strided read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fastkernels.compiled import compiled
+from fastkernels.implementations import import_file
+
+_composed = import_file(Path(__file__).with_name("swin_patch_merging.py"), namespace="tasks.swin_patch_merging")
+
+Swinv2PatchMerging = compiled(_composed.Swinv2PatchMerging)
