@@ -36,7 +36,7 @@ if [ -z "${CUDA_HOME:-}" ] && command -v nvcc >/dev/null; then
     if [ -e "$home/lib64/libcudart.so" ]; then export CUDA_HOME=$home; echo "=== CUDA_HOME=$home"; break; fi
   done
 fi
-# FK_CUDA_EXT=skip skips the CUDA extensions' builds below (75 s on a cold machine, 2026-12-07) where no task needs them.
+# FK_CUDA_EXT=skip skips the CUDA extensions' builds below (75 s a cold machine, 2026-12-07) where no task needs them.
 if ls .whl/*.tar.gz >/dev/null 2>&1 && [ "${FK_WHEELS:-carried}" != none ] && [ "${FK_CUDA_EXT:-build}" != skip ]; then
   # mamba_ssm's selective scan and Dao-AILab's causal conv1d (the mamba_ssm_cuda and dao_cuda baselines) have no
   # wheel: built here (scripts/pack-cuda-sdists.sh carries the sdists), both at once, against this machine's torch,
