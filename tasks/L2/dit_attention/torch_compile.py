@@ -1,7 +1,7 @@
 """FluxSingleAttention as the composed production path builds it (dit_attention.py over the first production L1
-classes), its forward compiled by Inductor (fastkernels.compiled): what `torch.compile` on a FLUX model runs, the q/k
-RMSNorms and the rotary embedding fused into passes around the QKV GEMM and the head reshapes folded into them; the
-GEMMs stay cuBLAS's and the attention SDPA's."""
+classes), its forward compiled by Inductor (fastkernels.compiled): what `torch.compile` on a FLUX model runs.
+Inductor can fuse the PyTorch work between the library kernels (the inline rotary embedding and the head reshapes);
+the GEMMs stay cuBLAS's, the attention SDPA's and, where Liger is installed, the q/k RMSNorms Liger's Triton kernels."""
 
 from __future__ import annotations
 

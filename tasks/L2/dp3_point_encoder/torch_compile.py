@@ -1,7 +1,8 @@
-"""PointNetEncoderXYZ as the composed production path builds it (pointnet.py over the first production L1 classes),
-its forward compiled by Inductor (fastkernels.compiled): what `torch.compile` on DP3's policy runs. The composed
-path runs each 64-256-channel GEMM, LayerNorm and ReLU over every point as a kernel of its own; compiled, each
-LayerNorm and ReLU is one pass after its GEMM and the max over points can join the last of them."""
+"""PointNetEncoderXYZ as the composed production path builds it (pointnet.py over the first production L1 classes), its
+forward compiled by Inductor (fastkernels.compiled): what `torch.compile` on DP3's policy runs. The composed path
+runs each 64-256-channel GEMM, LayerNorm and ReLU over every point as a kernel of its own. Compiled, Inductor can
+fuse only the PyTorch work between the library kernels (the ReLUs, the max over points); the GEMMs stay cuBLAS's and,
+where Liger is installed, the LayerNorms Liger's Triton kernels. Whether that pays is for the GPU run to say."""
 
 from __future__ import annotations
 

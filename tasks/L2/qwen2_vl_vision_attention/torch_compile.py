@@ -1,7 +1,7 @@
 """Qwen2VisionAttention as the composed production path builds it (qwen2_vl_vision_attention.py over the first
-production L1 classes), its forward compiled by Inductor (fastkernels.compiled): what `torch.compile` on a Qwen2-VL
-vision tower model runs, the 2-D rope and the head reshapes fused into passes after the QKV GEMM; the GEMMs stay
-cuBLAS's and the attention SDPA's."""
+production L1 classes), its forward compiled by Inductor (fastkernels.compiled): what `torch.compile` on Qwen2-VL's
+vision tower runs. Inductor can fuse only the head reshapes and copies between the library kernels; the GEMMs stay
+cuBLAS's, the attention SDPA's and, where Liger is installed, the 2-D rope Liger's Triton kernel."""
 
 from __future__ import annotations
 

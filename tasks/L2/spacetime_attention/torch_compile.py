@@ -1,7 +1,7 @@
 """VJEPA2RopeAttention as the composed production path builds it (spacetime_attention.py over the first production L1
-classes), its forward compiled by Inductor (fastkernels.compiled): what `torch.compile` on a V-JEPA 2 model runs, the
-3-D rope and the head reshapes fused into passes after the QKV GEMM; the GEMMs stay cuBLAS's and the attention
-SDPA's."""
+classes), its forward compiled by Inductor (fastkernels.compiled): what `torch.compile` on a V-JEPA 2 model runs.
+Inductor can fuse the PyTorch work between the library kernels (the 3-D rope, whose first production implementation
+is transformers' PyTorch path, and the head reshapes); the GEMMs stay cuBLAS's and the attention SDPA's."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """Swinv2PatchMerging as the composed production path builds it (swin_patch_merging.py over the first production L1
 classes), its forward compiled by Inductor (fastkernels.compiled): what `torch.compile` on a SwinV2 model runs. The
-composed path writes the 2x2 neighbours' concatenation, then normalises it after the reduction GEMM, each a pass of
-its own; compiled, the gather and concatenation become one strided read."""
+composed path pads (odd sizes) and concatenates the four strided neighbour views in kernels of its own before the
+reduction GEMM; compiled, that is at most one pass. The GEMM stays cuBLAS's and, where Liger is installed, the
+LayerNorm Liger's Triton kernel."""
 
 from __future__ import annotations
 

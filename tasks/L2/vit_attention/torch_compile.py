@@ -1,6 +1,6 @@
 """SiglipAttention as the composed production path builds it (vit_attention.py over the first production L1 classes),
-its forward compiled by Inductor (fastkernels.compiled): what `torch.compile` on a SigLIP model runs, the head
-reshapes folded into the passes around the GEMMs and SDPA; the GEMMs stay cuBLAS's and the attention SDPA's."""
+its forward compiled by Inductor (fastkernels.compiled): what `torch.compile` on a SigLIP model runs. Inductor can
+fuse only the head reshapes and copies between the library kernels; the GEMMs stay cuBLAS's and the attention SDPA's."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""DLRM as the composed production path builds it (dlrm.py over the first production lower-level classes), its
-forward compiled by Inductor (fastkernels.compiled): what `torch.compile` on a torchrec DLRM runs, the MLPs'
-activations fused after their GEMMs and the interaction's gather and concatenation fused into the top MLP's input;
-the embedding bags stay PyTorch's kernels."""
+"""DLRM as the composed production path builds it (dlrm.py over the first production lower-level classes), its forward
+compiled by Inductor (fastkernels.compiled): what `torch.compile` on a torchrec DLRM runs. Inductor can fuse the
+PyTorch work between the library kernels (the top MLP's ReLUs, the stack of pooled embeddings, the interaction's
+gather and concatenation); the GEMMs stay cuBLAS's and the embedding bags PyTorch's kernel."""
 
 from __future__ import annotations
 
