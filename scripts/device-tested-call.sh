@@ -20,7 +20,7 @@ mkdir -p "$out/gpu" "$out/run"
   nvidia-smi --query-gpu=name,uuid,clocks.sm,clocks.mem --format=csv,noheader > "$out/gpu/card.txt"
   if [ -n "${FK_GPU_TEST:-}" ] && grep -q "${FK_GPU_TEST_CARD:-}" "$out/gpu/card.txt"; then
     # the GPU tests need the carried wheels and, for SGLang's JIT kernels, the toolkit device-chain.sh also finds
-    ( source scripts/device-env.sh || exit 1
+    ( source scripts/device-env.sh || { echo "=== GPU tests: the carried wheels did not install"; exit 1; }
       if [ -z "${CUDA_HOME:-}" ] && command -v nvcc >/dev/null; then
         CUDA_HOME=$(dirname "$(dirname "$(readlink -f "$(command -v nvcc)")")"); export CUDA_HOME
       fi
@@ -31,8 +31,8 @@ mkdir -p "$out/gpu" "$out/run"
   left=$(( budget - ($(date +%s) - start) - 25 ))
   echo "=== lanes: $left s left"
   OUT=$out/run FK_CALL_BUDGET=$left bash scripts/device-call.sh "$1" "$2"
-  echo "=== call: $(( $(date +%s) - start )) s of $budget"
+  status=$?  # the lanes' exit status is the call's, after packing whatever they left
+  echo "=== call: $(( $(date +%s) - start )) s of $budget, lanes exit $status"
 } > "$out/call.log" 2>&1
-status=$?
 bash scripts/pack-out.sh
 exit "$status"

@@ -14,10 +14,12 @@ from fake_nvidia_smi import fake_nvidia_smi
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run_call(tmp_path: Path, card: str, **env_extra: str) -> tuple[subprocess.CompletedProcess, Path]:
+def run_call(tmp_path: Path, card: str, chain_exit: int = 0,
+             **env_extra: str) -> tuple[subprocess.CompletedProcess, Path]:
     bin_dir, out = fake_nvidia_smi(tmp_path / "bin", card), tmp_path / "out"
     chain = tmp_path / "chain.sh"  # what device-call.sh runs: records its budget and leaves picks as the chain does
-    chain.write_text('echo "chain: budget=$FK_CALL_BUDGET files=$*"; mkdir -p "$OUT"; echo p > "$OUT/picks.tgz"\n')
+    chain.write_text('echo "chain: budget=$FK_CALL_BUDGET files=$*"; mkdir -p "$OUT"; echo p > "$OUT/picks.tgz"\n'
+                     f"exit {chain_exit}\n")
     env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "OUT": str(out), "FK_CHAIN": str(chain),
            "FK_SAMPLE_S": "0.1", "FK_BUDGET": "300", **env_extra}
     result = subprocess.run(["bash", "scripts/device-tested-call.sh", ".lanes/h200.txt", ".lanes/other.txt"],
@@ -39,6 +41,13 @@ def test_the_call_leaves_one_archive_and_the_picks_beside_it(tmp_path):
     assert files["run/chain.log"].startswith("chain: budget=27")  # 300 s less the 25 s to pack, less what passed
     assert "files=.lanes/h200.txt" in files["run/chain.log"]
     assert "=== call:" in files["call.log"] and "GPU tests" not in files["call.log"]
+
+
+def test_a_failed_chain_fails_the_call_and_what_it_left_still_comes_back(tmp_path):
+    result, out = run_call(tmp_path, "NVIDIA H200", chain_exit=3)
+    assert result.returncode == 3
+    assert sorted(p.name for p in out.iterdir()) == ["out.tgz", "picks.tgz"]
+    assert "lanes exit 3" in members(out / "out.tgz")["call.log"]
 
 
 def test_the_gpu_tests_run_only_on_the_card_named(tmp_path):
