@@ -1,6 +1,6 @@
 """vLLM's RMSNorm.forward_native (rms_norm.py) compiled by Inductor (fastkernels.compiled): the path vLLM takes
-under its Inductor compilation when the rms_norm custom op is off, the residual add, square-mean and scale fused into
-one generated Triton kernel. `...MaxAutotune` is the same under max-autotune."""
+under its Inductor compilation when the rms_norm custom op is off; Inductor can fuse the residual add, square-mean and
+scale into one generated Triton kernel. `...MaxAutotune` is the same under max-autotune."""
 
 from __future__ import annotations
 
