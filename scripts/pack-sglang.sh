@@ -16,9 +16,14 @@ set -euo pipefail
 dest=${1:-.whl}
 mkdir -p "$dest"
 version=0.5.23
-imports=(orjson psutil pybase64 pillow starlette msgspec pyzmq ipython traitlets pygments aiohttp multidict yarl
-  propcache aiohappyeyeballs aiosignal frozenlist einops apache-tvm-ffi==0.1.11
+imports=(orjson pybase64 starlette msgspec pyzmq ipython traitlets apache-tvm-ffi==0.1.11
   dill)  # dill: the fused-MoE kernels' import chain (sglang.srt.configs) needs it (moe_experts/sglang.py)
+# The device image holds these at versions SGLang's kernels import with (every module the adapters import, and every
+# tasks/*/*/sglang*.py, imported OK without them on an H100 on 2026-12-07:
+# docs/results/h100-2026-12-07-fifty-first/slim-check.log), so the carry leaves them out (11.5 MB); a CPU machine
+# that lacks them (scripts/sglang_cpu_check.py) gets them with FK_SGLANG_IMAGE_HELD=download.
+image_held=(psutil pillow pygments aiohttp multidict yarl propcache aiohappyeyeballs aiosignal frozenlist einops)
+[ "${FK_SGLANG_IMAGE_HELD:-}" = download ] && imports+=("${image_held[@]}")
 download() {
   python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
     --platform manylinux_2_34_x86_64 --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \

@@ -4,9 +4,10 @@ CPU machine where SGLang's import chain cannot be installed whole.
 Why: SGLang's kernel modules import its multimodal config code, which imports torchvision, and PyPI's torchvision does
 not import beside torch's CPU build on this workplace's machines (.library/env). No test here needs vision code, so
 torchvision's transforms are replaced by inert names and transformers is first imported seeing no torchvision. The
-other packages are real: put the SGLang wheel unpacked and its pure-Python imports (scripts/pack-sglang.sh lists them,
-plus sentencepiece, which the device image has) on PYTHONPATH. Measured 2026-12-07 on the 2-core development machine:
-the two real fused-MoE kernel tests pass, 1.35e-3 and 6.16e-3 from the float64 oracle in float16 (printed).
+other packages are real: put the SGLang wheel unpacked and its imports (`FK_SGLANG_IMAGE_HELD=download bash
+scripts/pack-sglang.sh DIR` fetches them all, plus sentencepiece, which the device image has) on PYTHONPATH. Measured
+2026-12-07 on the 2-core development machine: the two real fused-MoE kernel tests pass, 1.35e-3 and 6.16e-3 from the
+float64 oracle in float16 (printed).
 Usage: PYTHONPATH=SGLANG_DIR:DEPS_DIR:. python scripts/sglang_cpu_check.py [-k EXPR]"""
 
 from __future__ import annotations
