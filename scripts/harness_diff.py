@@ -22,8 +22,9 @@ With --tasks it also says which tasks' rows still stand when the code changed on
 under tasks/L*/NAME/ or an agent's agents/AGENT/L*/NAME.py (or NAME/) belongs to task NAME, and a task stands unless
 its own files or those of a task it is built from (its manifest's components, transitively) differ in code, where a
 component that only gained production implementations after its others (new files, entries appended to its
-manifest's list) leaves what is built from it standing. A code difference anywhere else (the package, configs,
-scripts, requirements) leaves no task standing.
+manifest's list) leaves what is built from it standing, and a task whose manifest only reordered its production
+implementations keeps its own rows (every one is timed and the fastest serves) while what is built from it does not.
+A code difference anywhere else (the package, configs, scripts, requirements) leaves no task standing.
 scripts/remaining_tasks.py --standing-from REV stitches a pass from rows of both harnesses this way; its rows are
 noop rows, which run no agent's candidate files, so a change under agents/ leaves them standing (`stale_tasks`'s
 `agent`).
@@ -184,10 +185,43 @@ def stale_tasks(root: Path, found: dict[str, str], before: dict[str, bytes] | No
         return shared, registry.names
     code = [relative for relative, kind in found.items() if kind == CODE]
     changed = {task_of(relative) for relative in code}
+    own = {task for task in changed if before is None or not reordered_only(root, task, code, before)}
     reaching = {task for task in changed if before is None or not appended_only(root, task, code, before)}
     stale = [name for name in registry.names
-             if name in changed or reaching & set(registry.closure(name))]
+             if name in own or reaching & set(registry.closure(name))]
     return [], stale
+
+
+def _production_lists(root: Path, manifest: str, before: dict[str, bytes]) -> tuple[list, list, bool] | None:
+    """(old production list, new one, whether the manifests are equal but for those lists); None if unreadable."""
+    try:
+        old, new = yaml.safe_load(before[manifest]), yaml.safe_load((root / manifest).read_bytes())
+        old_list, new_list = old["implementations"]["production"], new["implementations"]["production"]
+    except (KeyError, TypeError, yaml.YAMLError):
+        return None
+    old["implementations"]["production"] = new["implementations"]["production"] = None
+    return old_list, new_list, old == new
+
+
+def _only_manifest(task: str, code: list[str], before: dict[str, bytes]) -> str | None:
+    """The task's manifest when it is the one file of the task that differs in code and it existed `before`."""
+    files = [relative for relative in code if task_of(relative) == task]
+    return files[0] if len(files) == 1 and files[0].endswith("/task.yaml") and files[0] in before else None
+
+
+def reordered_only(root: Path, task: str, code: list[str], before: dict[str, bytes]) -> bool:
+    """Whether `task` changed only in the order of its production implementations: the same entries, no file of its
+    own otherwise changed. Its own rows stand: a case checks and times every production implementation that runs,
+    interleaved, and serves the fastest (fastkernels.baseline_choice), so the order decides only which class a
+    higher level binds (its first that can run), and what is built from it is measured again (`stale_tasks`). What
+    the order can still move is which one is timed first within each interleaved round, as between any two runs."""
+    manifest = _only_manifest(task, code, before)
+    lists = _production_lists(root, manifest, before) if manifest else None
+    if lists is None:
+        return False
+    old_list, new_list, rest_equal = lists
+    canonical = sorted(yaml.safe_dump(impl, sort_keys=True) for impl in old_list)
+    return rest_equal and canonical == sorted(yaml.safe_dump(impl, sort_keys=True) for impl in new_list)
 
 
 def appended_only(root: Path, task: str, code: list[str], before: dict[str, bytes]) -> bool:
@@ -201,14 +235,12 @@ def appended_only(root: Path, task: str, code: list[str], before: dict[str, byte
         return False
     if len(manifests) != 1:
         return not manifests  # only new files, none of them its manifest
-    try:
-        old, new = yaml.safe_load(before[manifests[0]]), yaml.safe_load((root / manifests[0]).read_bytes())
-        old_list, new_list = old["implementations"]["production"], new["implementations"]["production"]
-    except (KeyError, TypeError, yaml.YAMLError):
+    lists = _production_lists(root, manifests[0], before)
+    if lists is None:
         return False
+    old_list, new_list, rest_equal = lists
     runs_everywhere = any(not impl.get("requires") and "devices" not in impl for impl in old_list)
-    old["implementations"]["production"] = new["implementations"]["production"] = None
-    return old == new and new_list[:len(old_list)] == old_list and runs_everywhere
+    return rest_equal and new_list[:len(old_list)] == old_list and runs_everywhere
 
 
 def standing_rows(root: Path, revision: str, agent: str | None = None) -> tuple[str, frozenset[str]]:

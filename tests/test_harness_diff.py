@@ -209,6 +209,37 @@ def test_any_other_change_reaches_what_is_built_from_the_task(why, edit, extra):
     assert set(harness_diff.stale_tasks(ROOT, found, before)[1]) == BUILT_FROM_MLP, why
 
 
+ROUTING = "tasks/L1/topk_routing/task.yaml"
+BUILT_FROM_ROUTING = {"mixtral_moe", "deepseek_moe"}
+
+
+def _first_two_swapped(manifest: dict) -> None:
+    production = manifest["implementations"]["production"]
+    production[0], production[1] = production[1], production[0]
+
+
+def test_a_reordered_production_list_keeps_the_tasks_own_rows_and_not_what_is_built_from_it():
+    # every production implementation is timed and the fastest serves, so the order decides only what a higher
+    # level binds: mixtral_moe and deepseek_moe compose another router now
+    before = _manifest_before(ROUTING, _first_two_swapped)
+    assert set(harness_diff.stale_tasks(ROOT, {ROUTING: "code"}, before)[1]) == BUILT_FROM_ROUTING
+    assert set(harness_diff.stale_tasks(ROOT, {ROUTING: "code"})[1]) == BUILT_FROM_ROUTING | {"topk_routing"}
+
+
+@pytest.mark.parametrize("why, edit, extra", [
+    ("an entry changed too", lambda m: (_first_two_swapped(m),
+                                        m["implementations"]["production"][0].update(devices=["cpu"])), {}),
+    ("an entry dropped", lambda m: m["implementations"]["production"].append({"name": "gone", "source": "x.py:X"}),
+     {}),
+    ("another field changed too", lambda m: (_first_two_swapped(m), m.update(tolerance={})), {}),
+    ("a file of the task changed too", _first_two_swapped, {"tasks/L1/topk_routing/sglang.py": b"# before"}),
+])
+def test_a_reorder_with_any_other_change_leaves_the_tasks_own_rows_stale(why, edit, extra):
+    before = _manifest_before(ROUTING, edit) | extra
+    found = {ROUTING: "code"} | {relative: "code" for relative in extra}
+    assert "topk_routing" in harness_diff.stale_tasks(ROOT, found, before)[1], why
+
+
 def test_the_standing_harness_is_the_digest_a_clean_checkout_of_the_revision_gives():
     dirty = subprocess.run(["git", "status", "--porcelain", "--", *harness_diff.HARNESS_PATHS], cwd=ROOT,
                            capture_output=True, text=True, check=True).stdout
