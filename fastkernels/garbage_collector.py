@@ -13,20 +13,25 @@ and earns the row a host-latency note. Two measures, both on the harness's side 
   its imports and by the worker just before the first candidate module is imported, never later: candidate objects
   are never frozen, so the collection at each case's start (case_caches.py) still ends candidate objects that sit in
   reference cycles before that case's baselines compile. Frozen objects drop out of `gc.get_objects()`; that hides
-  nothing, since any code can unfreeze them (the exploits that search the interpreter's objects do).
+  nothing, since any code can unfreeze them (the exploits that search the interpreter's objects do). They are
+  unfrozen at exit: objects still frozen when the interpreter shuts down are never finalised, and nanobind then
+  reports Triton's IR bindings as leaked (27 lines on stderr at the end of every CPU run, 2026-12-07).
 - `collector_paused()`: no automatic collection inside a timed phase, as Python's own `timeit` does; the collector is
   left as it was found (a candidate that switched it off keeps it off).
 """
 
 from __future__ import annotations
 
+import atexit
 import gc
 from contextlib import contextmanager
 from typing import Iterator
 
 
 def freeze_harness_objects() -> int:
-    """Move every tracked object to the permanent generation; returns how many are frozen now."""
+    """Move every tracked object to the permanent generation, to be unfrozen at exit; returns how many are frozen."""
+    atexit.unregister(gc.unfreeze)  # registered once however often this is called
+    atexit.register(gc.unfreeze)
     gc.freeze()
     return gc.get_freeze_count()
 
