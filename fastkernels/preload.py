@@ -1,8 +1,9 @@
 """What the worker fork server imports once, so that no worker pays for it again (see launch.py).
 
-Only imports: nothing here may run a torch operation or touch the GPU, since every worker is forked from this state
-(a CUDA context does not survive fork). Kernel libraries that query the GPU while importing (flash-linear-attention
-reads the compute capability) stay out; workers import them themselves. A module that fails to import is skipped.
+Only imports (and, on a CPU build of torch, Inductor's vector-ISA pick): nothing here may run a torch operation or
+touch the GPU, since every worker is forked from this state (a CUDA context does not survive fork). Kernel libraries
+that query the GPU while importing (flash-linear-attention reads the compute capability) stay out; workers import
+them themselves. A module that fails to import is skipped.
 """
 
 from __future__ import annotations
@@ -32,6 +33,18 @@ for _name in MODULES:
     try:
         importlib.import_module(_name)
     except Exception:  # noqa: BLE001 - an optional library absent or broken here; its worker reports it
+        pass
+
+# Inductor's C++ backend (CPU) picks the CPU's vector ISA by building and loading test programs in its cache directory:
+# about 20 s on 2 busy cores (2026-12-08), paid by every worker's first CPU compile since each case compiles into a
+# fresh directory (case_caches.py). Picked once here, every forked worker inherits the answer. A CUDA build of torch
+# skips it: its fork server would pay for a pick its GPU compiles never ask for.
+if getattr(importlib.import_module("torch").version, "cuda", None) is None:
+    try:
+        from torch._inductor.cpu_vec_isa import pick_vec_isa
+
+        pick_vec_isa()
+    except Exception:  # noqa: BLE001 - no C++ compiler here: a worker that compiles reports it
         pass
 
 # What the modules above saw of the import-time environment (launch.IMPORT_TIME_ENV): a forked worker that needs other

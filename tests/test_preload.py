@@ -44,3 +44,16 @@ def test_the_preload_starts_no_thread_and_no_process_beyond_importing_torch():
         print(threads() - before, threading.active_count(), len(children))
     """)
     assert out == "0 1 0"
+
+
+def test_on_a_cpu_build_of_torch_inductors_vector_isa_is_picked_before_any_worker_forks():
+    # each case compiles into a fresh cache directory (case_caches.py), where the pick builds its test programs
+    # again: about 20 s of every CPU worker's first compile on this 2-core machine (2026-12-08) when workers paid it
+    out = _run("""
+        import torch
+        import fastkernels.preload
+        from torch._inductor.cpu_vec_isa import valid_vec_isa_list
+        print(torch.version.cuda is None, valid_vec_isa_list.cache_info().currsize)
+    """)
+    cpu_build, picked = out.split()
+    assert picked == ("1" if cpu_build == "True" else "0"), out
