@@ -385,7 +385,10 @@ def _recurrence(q, k, v, log_decay, scale, initial_state, a=None, b=None):
 
 def _fake_gated_delta_rule(q, k, v, g, beta, scale=None, initial_state=None, output_final_state=False,
                            use_qk_l2norm_in_kernel=False, **_):
-    assert q.shape[2] == v.shape[2], "FLA's kernels take as many q/k heads as v heads"
+    # FLA 0.6 groups value heads in the kernel (GVA): value head j reads q/k head j // (HV / H)
+    assert v.shape[2] % q.shape[2] == 0, "FLA takes a number of value heads divisible by the q/k heads"
+    group = v.shape[2] // q.shape[2]
+    q, k = q.repeat_interleave(group, dim=2), k.repeat_interleave(group, dim=2)
     if use_qk_l2norm_in_kernel:
         q, k = (x.to(F64) * torch.rsqrt((x.to(F64) ** 2).sum(-1, keepdim=True) + 1e-6) for x in (q, k))
     scale = q.shape[-1] ** -0.5 if scale is None else scale
@@ -399,6 +402,14 @@ def _fake_gated_delta_rule(q, k, v, g, beta, scale=None, initial_state=None, out
         state = state + kt[..., None] * delta[:, :, None]
         o[:, t] = torch.einsum("bhk,bhkv->bhv", q[:, t].to(F64) * scale, state)
     return o.to(v.dtype), state
+
+
+def _fake_chunk_rwkv7(r, w, k, v, a, b, scale=1.0, initial_state=None, output_final_state=False,
+                      lower_bound=None, **_):
+    # FLA 0.6 takes the caller's word that lower_bound <= w < 0 (it picks its tensor-core scheme on it): the task's
+    # inputs must keep that word
+    assert lower_bound is None or lower_bound <= w.min().item() and w.max().item() < 0, (w.min(), lower_bound)
+    return _recurrence(r, k, v, w, scale, initial_state, a=a, b=b)
 
 
 def _fake_causal_conv1d(x, weight, bias=None, activation=None, **_):
@@ -423,8 +434,7 @@ def fake_fla(monkeypatch):
                                   q, k, v, torch.log(1 - 2.0 ** (-5.0 - torch.arange(q.shape[2], dtype=F64)))
                                   .expand(*q.shape[:3]), q.shape[-1] ** -0.5 if scale is None else scale,
                                   initial_state)},
-        "fla.ops.rwkv7": {"chunk_rwkv7": lambda r, w, k, v, a, b, scale=1.0, initial_state=None,
-                          output_final_state=False, **_: _recurrence(r, k, v, w, scale, initial_state, a=a, b=b)},
+        "fla.ops.rwkv7": {"chunk_rwkv7": _fake_chunk_rwkv7},
         "fla.ops.gated_delta_rule": {"chunk_gated_delta_rule": _fake_gated_delta_rule,
                                      "fused_recurrent_gated_delta_rule": _fake_gated_delta_rule},
         "fla.modules.convolution": {"causal_conv1d": _fake_causal_conv1d},
@@ -435,19 +445,23 @@ def fake_fla(monkeypatch):
         monkeypatch.setitem(__import__("sys").modules, name, module)
 
 
-@pytest.mark.parametrize("task, case_name", [
-    ("causal_conv1d", "cpu_silu_bias"), ("causal_conv1d", "cpu_plain_width3"),
-    ("mamba2_ssd", "cpu_groups_gate"), ("mamba2_ssd", "cpu_one_group_no_gate"),
-    ("gla_chunk", "cpu_with_state"), ("gla_chunk", "cpu_from_zero"),
-    ("gated_delta_rule", "cpu_grouped_with_state"), ("gated_delta_rule", "cpu_from_zero"),
-    ("gated_delta_rule_decode", "cpu_grouped"), ("retention", "cpu_eight_scales"),
-    ("retention", "cpu_with_state"), ("rwkv7_wkv", "cpu_with_state"),
+@pytest.mark.parametrize("task, case_name, impl_name", [
+    ("causal_conv1d", "cpu_silu_bias", "fla"), ("causal_conv1d", "cpu_plain_width3", "fla"),
+    ("mamba2_ssd", "cpu_groups_gate", "fla"), ("mamba2_ssd", "cpu_one_group_no_gate", "fla"),
+    ("gla_chunk", "cpu_with_state", "fla"), ("gla_chunk", "cpu_from_zero", "fla"),
+    ("gated_delta_rule", "cpu_grouped_with_state", "fla"), ("gated_delta_rule", "cpu_from_zero", "fla"),
+    ("gated_delta_rule", "cpu_grouped_with_state", "fla_gva"), ("gated_delta_rule", "cpu_from_zero", "fla_gva"),
+    ("gated_delta_rule_decode", "cpu_grouped", "fla"), ("gated_delta_rule_decode", "cpu_grouped", "fla_gva"),
+    ("retention", "cpu_eight_scales", "fla"), ("retention", "cpu_with_state", "fla"),
+    ("rwkv7_wkv", "cpu_with_state", "fla"), ("rwkv7_wkv", "cpu_with_state", "fla_bounded_gate"),
+    ("rwkv7_wkv", "cpu_from_zero", "fla_bounded_gate"),
 ])
-def test_fla_adapters_pass_the_tasks_arguments_as_fla_takes_them(fake_fla, task, case_name):
+def test_fla_adapters_pass_the_tasks_arguments_as_fla_takes_them(fake_fla, task, case_name, impl_name):
     """The GPU-only FLA adapters cannot run here; against an `fla` whose ops are FLA's documented recurrences they
-    must reproduce the task's oracle: layouts, head repeats, the SSD-as-simple-GLA and RWKV-7 a/b mappings, scales."""
+    must reproduce the task's oracle: layouts, head repeats or grouped value heads, the SSD-as-simple-GLA and RWKV-7
+    a/b mappings, scales, and a decay bound the task's inputs keep."""
     manifest = REGISTRY.get(task)
-    impl = next(i for i in manifest.implementations.production if i.name == "fla")
+    impl = next(i for i in manifest.implementations.production if i.name == impl_name)
     path, _, class_name = impl.source.partition(":")
     adapter = getattr(import_file(REGISTRY.directory(task) / path, "test_fla_adapters"), class_name)
     case = manifest.case(case_name)
