@@ -19,16 +19,20 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from fastkernels.clocks import read_clocks
 from fastkernels.config import HardwareProfile
 from fastkernels.hardware import DeviceInfo, profile_warnings
 
-# Distributions whose versions change what is timed or how it is scored (names as pip knows them).
+# Distributions whose versions change what is timed or how it is scored (names as pip knows them). The production
+# kernel libraries are among them, with what changes which of their kernels run: flash-linear-attention 0.6
+# dispatches its ops to TileLang kernels (FlashQLA's for the gated delta rule) wherever tilelang (or flash-qla) is
+# installed, so the same `fla` entry times other kernels there.
 PACKAGES = (
     "torch", "triton", "transformers", "hydra-core", "omegaconf", "nvtx", "numpy", "jinja2", "pydantic",
-    "nvidia-ml-py", "liger-kernel", "fastkernels",
+    "nvidia-ml-py", "liger-kernel", "flash-linear-attention", "fla-core", "tilelang", "flash-qla", "sglang",
+    "apache-tvm-ffi", "nvidia-cudnn-frontend", "mambapy", "fastkernels",
 )
 
 # Variables that change which device is used, how kernels compile, or how they run.
@@ -40,6 +44,9 @@ ENV_VARS = (
     "FASTKERNELS_LOCK_FILE", "FASTKERNELS_CONTAINER_IMAGE",
     "FASTKERNELS_TUNING_PICKS",  # autotuning picks restored from an earlier machine (scripts/tuning_picks.py)
 )
+# Prefixes of variables recorded wherever set: flash-linear-attention's backend switches (FLA_TILELANG,
+# FLA_FLASH_QLA, FLA_DISABLE_BACKEND_DISPATCH, FLA_INTRACARD_CP, ...) choose which of its kernels run.
+ENV_PREFIXES = ("FLA_",)
 
 # Slurm's description of the job a run is (set in every Slurm job): which job, array element, partition and nodes
 # produced a leaderboard row, so it can be traced in the cluster's own records.
@@ -53,6 +60,13 @@ def scheduler_state() -> dict[str, str] | None:
     """The Slurm job this process runs in ({"kind": "slurm", <variable>: <value>}), None outside a scheduler."""
     found = {name: os.environ[name] for name in SLURM_VARS if os.environ.get(name)}
     return {"kind": "slurm", **found} if found else None
+
+
+def recorded_environment(environ: Mapping[str, str]) -> dict[str, str | None]:
+    """Every ENV_VARS name (None where unset) and every set variable that starts with one of ENV_PREFIXES."""
+    recorded: dict[str, str | None] = {name: environ.get(name) for name in ENV_VARS}
+    recorded.update({name: value for name, value in sorted(environ.items()) if name.startswith(ENV_PREFIXES)})
+    return recorded
 
 
 def package_versions() -> dict[str, str | None]:
@@ -246,7 +260,7 @@ def fingerprint(device: DeviceInfo, profile: HardwareProfile, project_root: Path
         **_torch_state(),
         **git_state(project_root),
         **harness_digest(project_root),
-        "env": {name: os.environ.get(name) for name in ENV_VARS},
+        "env": recorded_environment(os.environ),
         "scheduler": scheduler_state(),
         **lock_state(device.kind, profile.cuda_version, project_root),
     }
