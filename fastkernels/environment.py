@@ -28,11 +28,12 @@ from fastkernels.hardware import DeviceInfo, profile_warnings
 # Distributions whose versions change what is timed or how it is scored (names as pip knows them). The production
 # kernel libraries are among them, with what changes which of their kernels run: flash-linear-attention 0.6
 # dispatches its ops to TileLang kernels (FlashQLA's for the gated delta rule) wherever tilelang (or flash-qla) is
-# installed, so the same `fla` entry times other kernels there.
+# installed, and Liger-Kernel 0.8 its ops to CuTe DSL kernels wherever nvidia-cutlass-dsl is, so the same `fla` or
+# `liger` entry times other kernels there.
 PACKAGES = (
     "torch", "triton", "transformers", "hydra-core", "omegaconf", "nvtx", "numpy", "jinja2", "pydantic",
-    "nvidia-ml-py", "liger-kernel", "flash-linear-attention", "fla-core", "tilelang", "flash-qla", "sglang",
-    "apache-tvm-ffi", "nvidia-cudnn-frontend", "mambapy", "fastkernels",
+    "nvidia-ml-py", "liger-kernel", "nvidia-cutlass-dsl", "flash-linear-attention", "fla-core", "tilelang",
+    "flash-qla", "sglang", "apache-tvm-ffi", "nvidia-cudnn-frontend", "mambapy", "fastkernels",
 )
 
 # Variables that change which device is used, how kernels compile, or how they run.
@@ -45,8 +46,9 @@ ENV_VARS = (
     "FASTKERNELS_TUNING_PICKS",  # autotuning picks restored from an earlier machine (scripts/tuning_picks.py)
 )
 # Prefixes of variables recorded wherever set: flash-linear-attention's backend switches (FLA_TILELANG,
-# FLA_FLASH_QLA, FLA_DISABLE_BACKEND_DISPATCH, FLA_INTRACARD_CP, ...) choose which of its kernels run.
-ENV_PREFIXES = ("FLA_",)
+# FLA_FLASH_QLA, FLA_DISABLE_BACKEND_DISPATCH, FLA_INTRACARD_CP, ...) and Liger-Kernel's LIGER_KERNEL_IMPL choose
+# which of their kernels run.
+ENV_PREFIXES = ("FLA_", "LIGER_")
 
 # Slurm's description of the job a run is (set in every Slurm job): which job, array element, partition and nodes
 # produced a leaderboard row, so it can be traced in the cluster's own records.

@@ -135,14 +135,16 @@ def test_fingerprint_is_json_and_records_the_code_version(profiles):
     assert record["packages"]["torch"] is not None and "CUDA_VISIBLE_DEVICES" in record["env"]
 
 
-def test_fingerprint_records_the_production_libraries_and_flas_backend_switches(profiles, monkeypatch):
-    # flash-linear-attention picks TileLang kernels where tilelang or flash-qla is installed, unless a FLA_*
-    # variable switches them off: the same `fla` entry then times other kernels, so a row must say which
+def test_fingerprint_records_the_production_libraries_and_their_backend_switches(profiles, monkeypatch):
+    # flash-linear-attention picks TileLang kernels where tilelang or flash-qla is installed, Liger-Kernel CuTe DSL
+    # kernels where nvidia-cutlass-dsl is, unless FLA_* or LIGER_KERNEL_IMPL says otherwise: the same `fla` or
+    # `liger` entry then times other kernels, so a row must say which
     monkeypatch.setenv("FLA_FLASH_QLA", "0")
+    monkeypatch.setenv("LIGER_KERNEL_IMPL", "cutile")
     record = fingerprint(CPU, profiles["cpu"], Path(__file__).resolve().parent.parent)
-    assert {"flash-linear-attention", "tilelang", "flash-qla", "sglang", "nvidia-cudnn-frontend"} <= set(
-        record["packages"])
-    assert record["env"]["FLA_FLASH_QLA"] == "0"
+    assert {"flash-linear-attention", "tilelang", "flash-qla", "nvidia-cutlass-dsl", "sglang",
+            "nvidia-cudnn-frontend"} <= set(record["packages"])
+    assert record["env"]["FLA_FLASH_QLA"] == "0" and record["env"]["LIGER_KERNEL_IMPL"] == "cutile"
 
 
 def test_fingerprint_names_the_slurm_job_a_run_came_from(profiles, monkeypatch):
