@@ -39,7 +39,9 @@ for _name in MODULES:
 # about 20 s on 2 busy cores (2026-12-08), paid by every worker's first CPU compile since each case compiles into a
 # fresh directory (case_caches.py). Picked once here, every forked worker inherits the answer. A CUDA build of torch
 # skips it: its fork server would pay for a pick its GPU compiles never ask for.
-if getattr(importlib.import_module("torch").version, "cuda", None) is None:
+import torch  # noqa: E402 - imported above already (MODULES); named here for its build
+
+if torch.version.cuda is None:
     try:
         from torch._inductor.cpu_vec_isa import pick_vec_isa
 

@@ -27,9 +27,11 @@ from torch import nn  # noqa: E402
 from fastkernels.build import build, eager_classes, oracle_inputs, reference_state  # noqa: E402
 from fastkernels.composition import bind  # noqa: E402
 from fastkernels.correctness import judge  # noqa: E402
-from fastkernels.implementations import import_file, load_implementation  # noqa: E402
 from fastkernels.inputs import generator, make_inputs, stream_seed  # noqa: E402
-from task_library import REGISTRY, ROOT, candidate_class, case_inputs, eager_class, judged_on_cpu_cases, production_class  # noqa: E402,F401
+from task_library import (  # noqa: E402,F401
+    REGISTRY, ROOT, candidate_class, case_inputs, eager_class, fresh_adapter, judged_on_cpu_cases,
+    production_class,
+)
 
 FAST = settings(max_examples=8, deadline=None)
 F64 = torch.float64
@@ -421,8 +423,16 @@ def _fake_causal_conv1d(x, weight, bias=None, activation=None, **_):
 
 @pytest.fixture
 def fake_fla(monkeypatch):
-    """An `fla` package whose ops are FLA's documented recurrences (keyword arguments as FLA names them)."""
+    """An `fla` package whose ops are FLA's documented recurrences (keyword arguments as FLA names them). Returns the
+    list every op call is appended to, as (op name, keyword arguments)."""
     import types
+    calls = []
+
+    def recorded(name, op):
+        def call(*args, **kwargs):
+            calls.append((name, kwargs))
+            return op(*args, **kwargs)
+        return call
     ops = {
         "fla.ops.gla": {"chunk_gla": lambda q, k, v, g, scale=None, initial_state=None, output_final_state=False, **_:
                         _recurrence(q, k, v, g, q.shape[-1] ** -0.5 if scale is None else scale, initial_state)},
@@ -441,8 +451,9 @@ def fake_fla(monkeypatch):
     }
     for name in ("fla", "fla.ops", "fla.modules", *ops):
         module = types.ModuleType(name)
-        vars(module).update(ops.get(name, {}))
+        vars(module).update({op_name: recorded(op_name, op) for op_name, op in ops.get(name, {}).items()})
         monkeypatch.setitem(__import__("sys").modules, name, module)
+    return calls
 
 
 @pytest.mark.parametrize("task, case_name, impl_name", [
@@ -460,10 +471,17 @@ def test_fla_adapters_pass_the_tasks_arguments_as_fla_takes_them(fake_fla, task,
     """The GPU-only FLA adapters cannot run here; against an `fla` whose ops are FLA's documented recurrences they
     must reproduce the task's oracle: layouts, head repeats or grouped value heads, the SSD-as-simple-GLA and RWKV-7
     a/b mappings, scales, and a decay bound the task's inputs keep."""
+    got, want = _adapter_and_oracle(task, case_name, impl_name)
+    assert len(got) == len(want)
+    assert_fp32_close(got, want)
+
+
+def _adapter_and_oracle(task: str, case_name: str, impl_name: str) -> tuple[tuple, tuple]:
+    """A production adapter's outputs and the eager oracle's on one CPU case, both as tuples."""
     manifest = REGISTRY.get(task)
     impl = next(i for i in manifest.implementations.production if i.name == impl_name)
     path, _, class_name = impl.source.partition(":")
-    adapter = getattr(import_file(REGISTRY.directory(task) / path, "test_fla_adapters"), class_name)
+    adapter = getattr(fresh_adapter(task, path), class_name)  # bound to this test's fake `fla`
     case = manifest.case(case_name)
     components = eager_classes(REGISTRY, REGISTRY.closure(task), "cpu")
     state = reference_state(manifest, case, eager_class(task), components, "cpu", 0)
@@ -471,7 +489,26 @@ def test_fla_adapters_pass_the_tasks_arguments_as_fla_takes_them(fake_fla, task,
     with torch.no_grad():
         got = build(adapter, case, components, state, "cpu", "fla", F64)(**inputs)
         want = build(eager_class(task), case, components, state, "cpu", "oracle", F64)(**inputs)
-    got = (got,) if isinstance(got, torch.Tensor) else got
-    want = (want,) if isinstance(want, torch.Tensor) else want
-    assert len(got) == len(want)
-    assert_fp32_close(got, want)
+    return ((got,) if isinstance(got, torch.Tensor) else got), ((want,) if isinstance(want, torch.Tensor) else want)
+
+
+@pytest.mark.parametrize("task, case_name", [("gated_delta_rule", "cpu_grouped_with_state"),
+                                             ("gated_delta_rule_decode", "cpu_grouped")])
+def test_fla_gva_hands_fla_q_and_k_at_their_own_head_count_and_fla_repeats_them(fake_fla, task, case_name):
+    # the point of fla_gva: no copies of q and k to the value heads; FLA groups the value heads in its kernel
+    heads = {}
+    for impl_name in ("fla", "fla_gva"):
+        fake_fla.clear()
+        _adapter_and_oracle(task, case_name, impl_name)
+        (_, kwargs), = fake_fla
+        heads[impl_name] = (kwargs["q"].shape[2], kwargs["k"].shape[2], kwargs["v"].shape[2])
+    assert heads["fla"][0] == heads["fla"][1] == heads["fla"][2]
+    assert heads["fla_gva"][0] == heads["fla_gva"][1] < heads["fla_gva"][2]
+
+
+def test_fla_bounded_gate_passes_rwkv7attentions_decay_bound_and_chunks_of_64(fake_fla):
+    # FLA 0.6's RWKV7Attention: safe_gate=True, lower_bound=-0.6065306597126334, chunk_size=64 (fla.py: the defaults)
+    _adapter_and_oracle("rwkv7_wkv", "cpu_with_state", "fla_bounded_gate")
+    (_, kwargs), = fake_fla
+    assert kwargs["safe_gate"] is True and kwargs["chunk_size"] == 64
+    assert kwargs["lower_bound"] == pytest.approx(-0.6065306597126334, abs=1e-15)
